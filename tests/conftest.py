@@ -1,0 +1,74 @@
+"""Shared fixtures: deterministic fakes (embedder, LM-free resources) and throw-away stores.
+
+Each test gets its own QUILL_HOME under tmp_path, so nothing touches a user's data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from quill_core import Quill, Settings
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings.load(home=tmp_path / "home")
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def quill(settings: Settings, fake_embedder: FakeEmbedder) -> Quill:
+    """A Quill over a tmp knowledge base holding SAMPLE_QUOTES, a fake embedder and a throw-away Chroma store."""
+    q = Quill(settings, embedder=fake_embedder)
+    q.kb.upsert(SAMPLE_QUOTES)
+    return q
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server on a free loopback port (``chroma run``), stopped at the end of the session."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
+    port = _free_port()
+    path = tmp_path_factory.mktemp("chroma-server")
+    log = open(path / "server.log", "wb")
+    proc = subprocess.Popen([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"chroma server did not start: {(path / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.3)
+    yield ("127.0.0.1", port)
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

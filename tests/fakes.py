@@ -1,0 +1,47 @@
+"""Deterministic fakes shared by the tests (import them from here; conftest provides fixtures)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from quill_core import Quote
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words embedder: texts sharing words (or CJK characters) are close; no model needed."""
+
+    name = "fake"
+    dim = 256
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed_batch(self, texts):
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            tokens = re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", text.lower())
+            for tok in tokens or ["<empty>"]:
+                h = int(hashlib.md5(tok.encode()).hexdigest(), 16)
+                out[row, h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
+            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
+        return out
+
+
+SAMPLE_QUOTES = [
+    Quote("Knowledge is power.", author="Francis Bacon", topics=("knowledge",), collections=("fixture",)),
+    Quote("The only thing we have to fear is fear itself.", author="Franklin D. Roosevelt", topics=("fear", "courage"),
+          collections=("fixture",)),
+    Quote("To be, or not to be, that is the question.", author="William Shakespeare", work="Hamlet",
+          topics=("life",), collections=("fixture",)),
+    Quote("Imagination is more important than knowledge.", author="Albert Einstein", topics=("imagination", "knowledge"),
+          collections=("fixture",)),
+    Quote("The unexamined life is not worth living.", author="Socrates", topics=("life", "philosophy"),
+          collections=("fixture",)),
+    Quote("Courage is grace under pressure.", author="Ernest Hemingway", topics=("courage",), collections=("fixture",)),
+    Quote("知识就是力量。", author="培根", lang="zh", topics=("知识",), collections=("fixture",)),
+    Quote("学而不思则罔，思而不学则殆。", author="孔子", work="论语", lang="zh", topics=("学习",), collections=("fixture",)),
+]

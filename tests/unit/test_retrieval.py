@@ -1,0 +1,72 @@
+"""Retrieval over a throw-away store: the same behaviour embedded (PersistentClient) and against a Chroma server."""
+
+import pytest
+
+from quill_core import Filters, InputError, Quill, Quote, Settings
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+
+
+@pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.slow)])
+def any_quill(request, tmp_path):
+    if request.param == "server":
+        host, port = request.getfixturevalue("chroma_server")
+        settings = Settings.load(home=tmp_path, chroma_host=host, chroma_port=port, kb=f"kb{tmp_path.name[-12:]}")
+    else:
+        settings = Settings.load(home=tmp_path)
+    q = Quill(settings, embedder=FakeEmbedder())
+    q.kb.upsert(SAMPLE_QUOTES)
+    return q
+
+
+def test_retrieves_the_quote_that_shares_the_paragraphs_words(any_quill):
+    hits = any_quill.retrieve("Many people say fear itself is the only thing we have. [Q] And then we act.", k=3)
+    assert hits[0].quote.author == "Franklin D. Roosevelt"
+    assert len(hits) == 3
+    assert hits[0].similarity >= hits[1].similarity >= hits[2].similarity
+
+
+def test_filters_on_author_language_and_topic(any_quill):
+    text = "knowledge power imagination life question fear [Q]"
+    assert {c.quote.author for c in any_quill.retrieve(text, k=8, filters=Filters(author="albert einstein"))} == {
+        "Albert Einstein"}
+    assert {c.quote.lang for c in any_quill.retrieve(text, k=8, filters=Filters(lang="zh"))} == {"zh"}
+    by_topic = any_quill.retrieve(text, k=8, filters=Filters(topic="courage"))
+    assert {c.quote.text for c in by_topic} == {"The only thing we have to fear is fear itself.",
+                                                "Courage is grace under pressure."}
+    assert any_quill.retrieve(text, k=8, filters=Filters(topic="no such topic")) == []
+
+
+def test_new_quotes_are_indexed_before_the_next_query(any_quill):
+    any_quill.retrieve("warm up [Q]", k=1)
+    any_quill.kb.upsert([Quote("Zebras gallop across the savanna at dawn.", author="Nobody Special")])
+    assert any_quill.retrieve("zebras savanna dawn [Q]", k=1)[0].quote.author == "Nobody Special"
+
+
+def test_collections_are_per_embedder(settings, tmp_path):
+    class OtherEmbedder(FakeEmbedder):
+        name = "other"
+
+    a = Quill(settings, embedder=FakeEmbedder())
+    a.kb.upsert(SAMPLE_QUOTES[:2])
+    a.index()
+    b = Quill(settings, embedder=OtherEmbedder())
+    assert a.collection != b.collection
+    assert b.store.count(b.collection) == 0
+    b.index()
+    assert b.store.count(b.collection) == 2
+
+
+def test_index_does_not_reembed_an_unchanged_kb(settings):
+    emb = FakeEmbedder()
+    q = Quill(settings, embedder=emb)
+    q.kb.upsert(SAMPLE_QUOTES)
+    assert q.index() == len(SAMPLE_QUOTES)
+    calls = emb.calls
+    fresh = Quill(settings, embedder=emb)  # a new process over the same home
+    assert fresh.index() == 0
+    assert emb.calls == calls
+
+
+def test_bad_paragraph_is_a_clear_error(quill):
+    with pytest.raises(InputError, match="empty"):
+        quill.retrieve("   ")

@@ -1,0 +1,55 @@
+import pytest
+
+from quill_core import InputError
+from quill_core.text import author_key, clean_author, detect_lang, key, normalize, parse_query, split_sentences
+from quill_core.types import quote_id
+
+
+def test_normalize_unifies_quotes_dashes_widths_and_space():
+    assert normalize("“Hello”\u00a0 — world\n\n ‘x’") == '"Hello" - world \'x\''
+    assert normalize("ＡＢＣ１２３，") == "ABC123,"
+
+
+def test_key_ignores_case_punctuation_and_space_but_keeps_cjk():
+    assert key("Knowledge is POWER!") == key("knowledge  is power")
+    assert key("知识，就是力量。") == "知识就是力量"
+
+
+@pytest.mark.parametrize("raw", ["Anonymous", "unknown", "", None, "  Unknown. ", "佚名"])
+def test_unknown_authors_are_unified(raw):
+    assert clean_author(raw) == ""
+
+
+def test_author_cleaning_and_keys():
+    assert clean_author("Albert Einstein,") == "Albert Einstein"
+    assert author_key("albert  einstein.") == author_key("Albert Einstein")
+
+
+def test_quote_id_is_stable_under_cosmetic_changes():
+    assert quote_id("“Knowledge is power.”", "Francis Bacon,") == quote_id('Knowledge is power', "francis bacon")
+    assert quote_id("Knowledge is power.", "Bacon") != quote_id("Knowledge is power.", "Hobbes")
+
+
+def test_sentences_in_english_and_chinese():
+    assert split_sentences("One. Two? Three!") == ["One.", "Two?", "Three!"]
+    assert split_sentences("天下大事。必作于细！对吗？") == ["天下大事。", "必作于细！", "对吗？"]
+
+
+def test_language_detection_is_deterministic():
+    assert detect_lang("知识就是力量，我们都应该学习。") == "zh"
+    assert detect_lang("The quick brown fox jumps over the lazy dog near the river bank.") == "en"
+    assert all(detect_lang("Ceci est une phrase en français, avec des mots.") == "fr" for _ in range(5))
+
+
+def test_parse_query_splits_at_marker_or_end():
+    q = parse_query("Before text. [Q] After text.")
+    assert (q.before, q.after) == ("Before text. ", " After text.")
+    assert q.text[q.position :] == " After text."
+    q = parse_query("No marker here.  ")
+    assert (q.before, q.after) == ("No marker here.", "")
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "[Q]", "a [Q] b [Q] c", "x" * 20_001, "bin\x00ary"])
+def test_parse_query_rejects_unusable_paragraphs(bad):
+    with pytest.raises(InputError):
+        parse_query(bad)
