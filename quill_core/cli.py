@@ -109,6 +109,59 @@ def _suggest(quill: Quill, args: argparse.Namespace) -> int:
     return 0
 
 
+def _locate(quill: Quill, args: argparse.Namespace) -> int:
+    from .spans import closest_span
+
+    text = read_text(args)
+    spans = quill.locate(args.quote, text, threshold=args.threshold)
+    payload: dict[str, Any] = {"spans": [asdict(s) for s in spans],
+                               "verdict": max((s.verdict for s in spans), key=("near", "verbatim").index,
+                                              default="not_found")}
+    lines = [f"{s.start}-{s.end}  {s.verdict:<8} {s.score:6.2f}  {s.matched!r}" for s in spans]
+    if not spans:
+        best = closest_span(args.quote, text, threshold=args.threshold)
+        payload["closest"] = asdict(best)
+        lines = [f"not found (closest: {best.score:.2f} at {best.start}-{best.end} {best.matched!r})"]
+    emit(args, payload, "\n".join(lines))
+    return 0
+
+
+def _verify(quill: Quill, args: argparse.Namespace) -> int:
+    from .verify import verification_json
+
+    results = quill.verify(read_text(args), threshold=args.threshold)
+    lines = []
+    for v in results:
+        lines.append(f"{v.start}-{v.end}  {v.verdict.upper():<13} “{v.text}”"
+                     + (f" (claimed: {v.claimed_author})" if v.claimed_author else ""))
+        if v.canonical and v.verdict != "verbatim":
+            lines.append(f"    canonical: “{v.canonical}” — {v.author or 'Unknown'}  (score {v.score:.1f})")
+        elif v.author:
+            lines.append(f"    by {v.author}")
+        for d in v.diff:
+            if d.op != "equal":
+                lines.append(f"    {d.op}: {d.canonical!r} -> {d.draft!r}")
+        if v.note:
+            lines.append(f"    note: {v.note}")
+    emit(args, {"quotes": [verification_json(v) for v in results]}, "\n".join(lines) or "no quotations found")
+    return 0
+
+
+def _sources_add(quill: Quill, args: argparse.Namespace) -> int:
+    info = quill.add_source(args.source, author=args.author or "", title=args.title or "", index=not args.no_index,
+                            progress=None if args.json else progress_bar)
+    emit(args, asdict(info), f"{info.name}: {info.docs:,} documents, {info.chars:,} characters, "
+                             f"{info.passages:,} passages")
+    return 0
+
+
+def _sources_list(quill: Quill, args: argparse.Namespace) -> int:
+    infos = quill.sources.list()
+    lines = [f"{i.name:<14} {i.origin:<8} {i.docs:>5,} docs {i.chars:>12,} chars  {i.title}" for i in infos]
+    emit(args, {"sources": [asdict(i) for i in infos]}, "\n".join(lines) or "no sources (quill sources add NAME)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="quill", description="Find, verify and insert quotations.")
     parser.add_argument("--home", help="data directory (default: $QUILL_HOME or a per-user data dir)")
@@ -140,15 +193,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--author", help="only quotes by this author")
     p.add_argument("--lang", help="only quotes in this language (en, zh, ...)")
     p.add_argument("--topic", help="only quotes with this topic")
+
+    p = command(sub, "verify", _verify, "check every quotation of a draft: verbatim, misquoted, misattributed")
+    add_text_source(p)
+    p.add_argument("--threshold", type=float, default=75.0, help="fuzzy score (0-100) for a misquote")
+    p = command(sub, "locate", _locate, "find a quote's exact spans in a text")
+    p.add_argument("--quote", required=True, help="the quote to find")
+    add_text_source(p)
+    p.add_argument("--threshold", type=float, default=90.0, help="minimum score (0-100) of a near match")
+    src = sub.add_parser("sources", help="source texts for provenance").add_subparsers(dest="sources_command",
+                                                                                        required=True)
+    p = command(src, "add", _sources_add, "add a bundled source (shakespeare, bible, sotu) or a .txt/.md file")
+    p.add_argument("source", help="bundled name or file path")
+    p.add_argument("--author", help="author of a file source")
+    p.add_argument("--title", help="title of a file source")
+    p.add_argument("--no-index", action="store_true", help="do not embed passages (lookups scan the text)")
+    command(src, "list", _sources_list, "list the sources added")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, make_quill: Callable[[Settings], Quill] = Quill) -> int:
+    """Run one command; ``make_quill`` builds the facade from the settings (tests inject fakes through it)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         settings = Settings.load(home=args.home, kb=args.kb)
-        return int(args.func(Quill(settings), args) or 0)
+        return int(args.func(make_quill(settings), args) or 0)
     except QuillError as exc:
         print(f"quill: error: {exc}", file=sys.stderr)
         return 1
