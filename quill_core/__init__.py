@@ -15,7 +15,13 @@ from .errors import (
     QuillError,
     StoreError,
 )
+from .attribution import Entailer, JudgeEntailer, LMEntailer, NLIEntailer, load_entailer, localized_entailment
+from .generate import Generator, OpenAIChatGenerator, TransformersGenerator, load_generator
+from .insert import insert
+from .kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
 from .quill import Quill
+from .sources import Provenance, SourceInfo, SourceLibrary
+from .spans import closest_span, highlight, locate
 from .store import VectorStore
 from .text import MARKER, detect_lang, parse_query, split_sentences
 from .types import (
@@ -32,6 +38,7 @@ from .types import (
     Span,
     Suggestion,
 )
+from .verify import DiffOp, Quotation, Verification, find_quotations, verify
 
 __all__ = [
     # facade and settings
@@ -61,6 +68,38 @@ __all__ = [
     "ImportReport",
     "RejectedRow",
     "KBStats",
+    # knowledge base: records, importers, bundled tiers
+    "KnowledgeBase",
+    "Row",
+    "FORMATS",
+    "TIERS",
+    "import_file",
+    "import_records",
+    "build_tier",
+    # insert: generators, attribution backends, the stage
+    "insert",
+    "Generator",
+    "OpenAIChatGenerator",
+    "TransformersGenerator",
+    "load_generator",
+    "Entailer",
+    "LMEntailer",
+    "NLIEntailer",
+    "JudgeEntailer",
+    "load_entailer",
+    "localized_entailment",
+    # spans, verification, sources
+    "locate",
+    "closest_span",
+    "highlight",
+    "verify",
+    "find_quotations",
+    "Verification",
+    "Quotation",
+    "DiffOp",
+    "SourceLibrary",
+    "SourceInfo",
+    "Provenance",
     # errors
     "QuillError",
     "ConfigError",
