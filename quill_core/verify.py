@@ -1,0 +1,383 @@
+"""Check the quotations in a draft: find them, look each up, and say whether it is verbatim, misquoted,
+misattributed or unknown, with the canonical text, its author and a word-level diff (character-level for Chinese).
+
+    results = verify(draft, kb=kb, neighbours=lambda text, k: quill.search(text, k=k))
+
+Quotations are text between “…”, "…", ‘…’, «…», „…“, 「…」 or 『…』, and unquoted clauses introduced by
+"as X said/wrote," (正如某某所说，…). The claimed author comes from the words around the quotation
+(“…” — Author; Author said, “…”; as Author wrote, “…”; “…,” said Author; 某某说：“…”; 正如某某所说，“…”).
+
+Lookup: an exact match of the normalized text in the knowledge base (``kb.by_key``); else the embedding
+neighbours (``neighbours(text, k)``, injected) scored by fuzzy matching; else, when a source library is given,
+the source texts (a span found there is the canonical text, its document's author the author).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Protocol, Sequence
+
+from rapidfuzz import fuzz
+
+from .errors import InputError
+from .kb.dedup import same_author
+from .spans import closest_span
+from .text import author_key, clean_author, is_cjk, key, normalize
+from .types import Candidate, Quote
+
+__all__ = [
+    "VERBATIM",
+    "MISQUOTED",
+    "MISATTRIBUTED",
+    "UNKNOWN",
+    "DiffOp",
+    "Quotation",
+    "Verification",
+    "find_quotations",
+    "word_diff",
+    "verify",
+]
+
+VERBATIM, MISQUOTED, MISATTRIBUTED, UNKNOWN = "verbatim", "misquoted", "misattributed", "unknown"
+MAX_DRAFT_CHARS = 100_000
+
+Neighbours = Callable[[str, int], Sequence[Candidate]]
+
+
+@dataclass(frozen=True)
+class DiffOp:
+    """One step from the canonical text to the draft's wording: ``equal``, ``replace``, ``delete`` (only in the
+    canonical text) or ``insert`` (only in the draft). ``canonical`` / ``draft`` hold the words on each side."""
+
+    op: str
+    canonical: str = ""
+    draft: str = ""
+
+
+@dataclass(frozen=True)
+class Quotation:
+    """A quotation found in a draft: ``draft[start:end] == text`` (quote marks excluded)."""
+
+    start: int
+    end: int
+    text: str
+    claimed_author: str = ""
+    marked: bool = True  # False for an unquoted "as X said, ..." clause
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verdict on one quotation of a draft (offsets index the draft).
+
+    ``canonical`` and ``author`` come from the knowledge base (or a source text); ``score`` (0-100) is how
+    closely the draft's wording matches ``canonical``; ``diff`` is filled for ``misquoted``; ``source`` holds the
+    provenance in a source text when one was found; ``note`` says anything else worth knowing.
+    """
+
+    start: int
+    end: int
+    text: str
+    verdict: str
+    canonical: str = ""
+    author: str = ""
+    claimed_author: str = ""
+    score: float = 0.0
+    diff: tuple[DiffOp, ...] = ()
+    quote_id: str = ""
+    source: Any = None  # quill_core.sources.Provenance | None
+    note: str = ""
+
+
+class SourceLookup(Protocol):
+    """What :func:`verify` needs from a source library (see :class:`quill_core.sources.SourceLibrary`)."""
+
+    def find(self, text: str, *, author: str = "") -> Any: ...
+
+    def covers(self, author: str) -> str: ...
+
+
+# -- finding quotations ------------------------------------------------------------------------------------------
+_PAIRS = [("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u201e", "\u201c"), ("\u300c", "\u300d"),
+          ("\u300e", "\u300f"), ("\u2018", "\u2019")]
+_NAME = r"(?:[A-Z][\w'’.-]*)(?:\s+(?:(?:de|da|di|van|von|der|du|la|le|of|bin|ibn)\s+)*[A-Z][\w'’.-]*){0,4}"
+_ZH_NAME = r"[\u4e00-\u9fff·]{2,8}"
+_VERB = (r"(?:said|says|wrote|writes|put it|puts it|noted|observed|remarked|declared|argued|reminds us|tells us|"
+         r"asked)(?:\s+(?:well|best|beautifully|simply|so\s+well|it\s+best|\w+ly))?")
+_NOT_NAMES = {"he", "she", "it", "they", "we", "i", "you", "someone", "somebody", "everyone", "one", "this", "that",
+              "there", "the", "a", "an", "my", "his", "her", "our", "their", "who", "which", "as", "so", "and", "but",
+              "mr", "mrs", "ms", "dr", "sir", "god"}
+_ZH_PREFIXES = ("我们常说", "我记得", "记得", "正如", "就像", "如同", "所以", "因此", "但是", "然而", "我们", "我", "而", "但", "就", "是")
+
+_BEFORE_PATTERNS = [
+    re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|so\s+\w+))?\s+{_VERB}(?:\s+(?:it|that))?\s*[,:]?\s*$"),
+    re.compile(rf"\b[Ii]n\s+the\s+words\s+of\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})\s*[,:]?\s*$"),
+    re.compile(rf"(?:^|[.!?;]\s+|\s)(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|also|rightly))?\s+{_VERB}(?:\s+that)?\s*[,:]?\s*$"),
+    re.compile(rf"(?:^|\n|[.!?]\s+)(?P<name>{_NAME})\s*:\s*$"),
+    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲|曾说|说)[的过]?[，,：:]?\s*$"),
+    re.compile(rf"(?P<name>{_ZH_NAME}?)(?:曾经|曾|也|就|又|早就)?(?:说过|说道|说|曰|写道|指出|讲过|有言|讲)[：:，,]?\s*$"),
+    re.compile(rf"(?P<name>{_ZH_NAME}?)在《[^》]{{1,30}}》(?:中|里)?(?:写道|说道|说)[：:，,]?\s*$"),
+]
+_AFTER_PATTERNS = [
+    re.compile(rf"^\s*[,.]?\s*(?:—|–|--|―|-|——)\s*(?P<name>{_NAME})"),
+    re.compile(rf"^\s*[,]?\s*(?:said|says|wrote|writes|observed|noted|remarked|declared|asked)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})"),
+    re.compile(rf"^\s*[,]?\s*(?P<name>{_NAME})\s+(?:once\s+)?(?:said|says|wrote|writes|observed|noted|remarked|declared)\b"),
+    re.compile(rf"^\s*\((?P<name>{_NAME})\)"),
+    re.compile(rf"^\s*[。，,.]?\s*(?:——|—|－－|--)\s*(?P<name>{_ZH_NAME})"),
+]
+_UNQUOTED = [
+    re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably))?\s+{_VERB}\s*[,:]\s*(?P<quote>[^\"“”«»「」『』\n][^\n]*?)(?=[.!?](?:\s|$)|\n|$)"),
+    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲)[，,：:]\s*(?P<quote>[^“”「」『』\"\n][^。！？\n]*[。！？]?)"),
+]
+
+
+def _clean_name(name: str, *, zh: bool) -> str:
+    name = name.strip(" ,.:;'’")
+    if zh:
+        for prefix in _ZH_PREFIXES:
+            if name.startswith(prefix) and len(name) - len(prefix) >= 2:
+                name = name[len(prefix) :]
+        return name
+    words = name.split()
+    while words and words[0].casefold().strip(".") in _NOT_NAMES:
+        words = words[1:]
+    name = " ".join(words)
+    return "" if name.casefold() in _NOT_NAMES else clean_author(name)
+
+
+def _claimed_author(draft: str, start: int, end: int, inner: str = "") -> str:
+    """The author the draft attributes the quotation at ``[start, end)`` (marks included) to, or ''.
+
+    A "said X" after the quotation counts only when the quoted sentence runs on (it ends with , ? or !, or a
+    comma follows) and the verb does not introduce the next quotation ("... Mark Twain wrote: “...").
+    """
+    after = draft[end : end + 80].split("\n", 1)[0]
+    runs_on = inner.rstrip()[-1:] in (",", "?", "!", "，", "？", "！") or after.lstrip().startswith(",")
+    for i, pattern in enumerate(_AFTER_PATTERNS):
+        m = pattern.search(after)
+        if m and i in (1, 2) and (not runs_on or re.match(r"\s*[:：]", after[m.end() :])):
+            continue
+        if m:
+            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
+            if name:
+                return name
+    before = draft[max(0, start - 100) : start]
+    before = before.rsplit("\n", 1)[-1]
+    for pattern in _BEFORE_PATTERNS:
+        m = pattern.search(before)
+        if m and m.group("name"):
+            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
+            if name:
+                return name
+    return ""
+
+
+def _substantial(text: str) -> bool:
+    cjk = sum(1 for ch in text if is_cjk(ch))
+    if cjk >= 4:
+        return True
+    return len(re.findall(r"\w+", text)) >= 2 and len(key(text)) >= 8
+
+
+def _marked(draft: str) -> list[tuple[int, int, int, int]]:
+    """(outer start, inner start, inner end, outer end) of every quote-mark pair, outermost first."""
+    found: list[tuple[int, int, int, int]] = []
+    for open_, close in _PAIRS:
+        if open_ == "\u2018":  # single curly quotes double as apostrophes: need a word boundary on both sides
+            pattern = re.compile(r"(?<![\w])\u2018(.+?)\u2019(?![\w])", re.S)
+        else:
+            pattern = re.compile(re.escape(open_) + r"(.+?)" + re.escape(close), re.S)
+        for m in pattern.finditer(draft):
+            found.append((m.start(), m.start(1), m.end(1), m.end()))
+    quote = None
+    for i, ch in enumerate(draft):  # straight double quotes pair up in order
+        if ch == '"':
+            if quote is None:
+                quote = i
+            else:
+                found.append((quote, quote + 1, i, i + 1))
+                quote = None
+    found.sort(key=lambda f: (f[0], -f[3]))
+    outer: list[tuple[int, int, int, int]] = []
+    for f in found:
+        if outer and f[0] < outer[-1][3]:
+            continue  # nested (『』 inside 「」) or overlapping: the outer quotation stands
+        outer.append(f)
+    return outer
+
+
+def find_quotations(draft: str) -> list[Quotation]:
+    """Every quotation in ``draft`` (in order) with the author the draft attributes it to, if any."""
+    out: list[Quotation] = []
+    for o_start, start, end, o_end in _marked(draft):
+        inner = draft[start:end]
+        lead = len(inner) - len(inner.lstrip())
+        trail = len(inner.rstrip(" \n\t,;"))
+        if trail <= lead or not _substantial(inner):
+            continue
+        out.append(Quotation(start + lead, start + trail, draft[start + lead : start + trail],
+                             _claimed_author(draft, o_start, o_end, inner)))
+    taken = [(q.start, q.end) for q in out]
+    for pattern in _UNQUOTED:
+        for m in pattern.finditer(draft):
+            s, e = m.span("quote")
+            text = draft[s:e].rstrip(" ,;。")
+            e = s + len(text)
+            if not _substantial(text) or any(s < b and a < e for a, b in taken):
+                continue
+            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
+            out.append(Quotation(s, e, text, name, marked=False))
+    return sorted(out, key=lambda q: q.start)
+
+
+# -- diffs -------------------------------------------------------------------------------------------------------
+def _tokens(text: str, *, chars: bool) -> list[tuple[int, int, str]]:
+    pattern = r"[^\W_]" if chars else r"[^\W_]+(?:['’][^\W_]+)*"
+    return [(m.start(), m.end(), normalize(m.group()).casefold()) for m in re.finditer(pattern, text)]
+
+
+def word_diff(canonical: str, draft: str) -> tuple[DiffOp, ...]:
+    """How ``draft`` departs from ``canonical``, word by word (character by character for Chinese).
+
+    Words are compared case-insensitively with punctuation ignored; each op carries the original text of both
+    sides (punctuation between its words included).
+    """
+    chars = sum(1 for ch in canonical + draft if is_cjk(ch)) * 2 >= len(re.findall(r"\w", canonical + draft))
+    a, b = _tokens(canonical, chars=chars), _tokens(draft, chars=chars)
+    ops: list[DiffOp] = []
+    matcher = difflib.SequenceMatcher(None, [t[2] for t in a], [t[2] for t in b], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        left = canonical[a[i1][0] : a[i2 - 1][1]] if i2 > i1 else ""
+        right = draft[b[j1][0] : b[j2 - 1][1]] if j2 > j1 else ""
+        ops.append(DiffOp(tag, left, right))
+    return tuple(ops)
+
+
+# -- verification ------------------------------------------------------------------------------------------------
+def _author_matches(claimed: str, actual: str) -> bool:
+    if not claimed or not actual:
+        return True
+    ka, kb = author_key(claimed), author_key(actual)
+    if any(is_cjk(ch) for ch in ka + kb):
+        return bool(ka and kb) and (ka in kb or kb in ka)
+    return same_author(claimed, actual)
+
+
+def _similarity(draft_text: str, canonical: str) -> float:
+    """How closely a quotation reproduces a canonical quote (0-100): the whole, or the part it quotes."""
+    kq, kc = key(draft_text), key(canonical)
+    if not kq or not kc:
+        return 0.0
+    if kq == kc or (kq in kc and len(kq) >= min(12, len(kc))):
+        return 100.0
+    whole = fuzz.ratio(normalize(draft_text).casefold(), normalize(canonical).casefold())
+    part = 0.0
+    if len(kq) >= 0.4 * len(kc) and len(kq) >= 12:
+        part = closest_span(draft_text, canonical, threshold=0).score
+    return max(whole, part)
+
+
+def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: bool, threshold: float) -> str:
+    if not exact and score < threshold:
+        return UNKNOWN
+    if not exact and score < 100:
+        return MISQUOTED
+    if quotation.claimed_author and not _author_matches(quotation.claimed_author, quote.author):
+        return MISATTRIBUTED
+    return VERBATIM
+
+
+def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: float, k: int,
+           sources: SourceLookup | None) -> Verification:
+    base = dict(start=q.start, end=q.end, text=q.text, claimed_author=q.claimed_author)
+    exact = list(kb.by_key(q.text)) if kb is not None else []
+    if exact:
+        match = next((c for c in exact if q.claimed_author and _author_matches(q.claimed_author, c.author)
+                      and c.author), exact[0])
+        verdict = _verdict_for(q, match, 100.0, exact=True, threshold=threshold)
+        note = f"the knowledge base attributes it to {match.author or 'an unknown author'}" \
+            if verdict == MISATTRIBUTED else ""
+        return _with_source(Verification(**base, verdict=verdict, canonical=match.text, author=match.author,
+                                         score=100.0, quote_id=match.id, note=note), q, sources)
+    best: tuple[float, Quote] | None = None
+    for cand in (neighbours(q.text, k) if neighbours is not None else []):
+        sc = _similarity(q.text, cand.quote.text)
+        if best is None or sc > best[0]:
+            best = (sc, cand.quote)
+    if best is not None and best[0] >= threshold:
+        sc, quote = best
+        verdict = _verdict_for(q, quote, sc, exact=sc >= 100, threshold=threshold)
+        note = ""
+        if verdict == MISQUOTED and q.claimed_author and not _author_matches(q.claimed_author, quote.author):
+            note = f"also attributed to {q.claimed_author}, but the knowledge base says {quote.author}"
+        elif verdict == VERBATIM and key(q.text) != key(quote.text):
+            note = "an exact excerpt of a longer quote"
+        diff = word_diff(quote.text, q.text) if verdict == MISQUOTED else ()
+        return _with_source(Verification(**base, verdict=verdict, canonical=quote.text, author=quote.author,
+                                         score=round(sc, 2), diff=diff, quote_id=quote.id, note=note), q, sources)
+    if sources is not None:
+        found = sources.find(q.text)
+        if found is not None:
+            span = found.span
+            quote = Quote(text=span.matched, author=found.author)
+            exact = span.verdict == "verbatim" or key(q.text) == key(span.matched)
+            verdict = _verdict_for(q, quote, 100.0 if exact else span.score, exact=exact, threshold=threshold)
+            diff = word_diff(span.matched, q.text) if verdict == MISQUOTED else ()
+            return Verification(**base, verdict=verdict, canonical=span.matched, author=found.author,
+                                score=span.score, diff=diff, source=found,
+                                note=f"found in {found.title or found.source}")
+        covered = sources.covers(q.claimed_author) if q.claimed_author else ""
+        if covered:
+            return Verification(**base, verdict=UNKNOWN,
+                                note=f"not found in {covered}: likely misattributed to {q.claimed_author}")
+    return Verification(**base, verdict=UNKNOWN, note="not in the knowledge base")
+
+
+def _with_source(v: Verification, q: Quotation, sources: SourceLookup | None) -> Verification:
+    """Attach the source passage of a known quote ("verified in source"), or flag a miss in its author's works."""
+    if sources is None or v.verdict == UNKNOWN:
+        return v
+    found = sources.find(v.canonical, author=v.author)
+    if found is not None:
+        note = "; ".join(filter(None, [v.note, f"verified in {found.title or found.source}"]))
+        return replace(v, source=found, note=note)
+    covered = sources.covers(v.author)
+    if covered:
+        note = "; ".join(filter(None, [v.note, f"not found in {covered}: the attribution is doubtful"]))
+        return replace(v, note=note)
+    return v
+
+
+def verify(draft: str, *, kb: Any, neighbours: Neighbours | None = None, threshold: float = 75.0, k: int = 8,
+           sources: SourceLookup | None = None) -> list[Verification]:
+    """Verify every quotation in ``draft`` against the knowledge base ``kb`` (needs ``by_key(text)``).
+
+    ``neighbours(text, k)`` returns the embedding neighbours of a text (e.g. ``Quill.search``); a neighbour
+    whose wording scores at least ``threshold`` (0-100) against the quotation makes it ``misquoted`` (or
+    ``verbatim`` when it is an exact excerpt). ``sources`` (a :class:`~quill_core.sources.SourceLibrary`)
+    adds provenance in source texts.
+    """
+    if draft is None or not draft.strip():
+        raise InputError("the draft is empty: paste some text with quotations")
+    if len(draft) > MAX_DRAFT_CHARS:
+        raise InputError(f"the draft has {len(draft):,} characters; the limit is {MAX_DRAFT_CHARS:,}")
+    if not 0 <= threshold <= 100:
+        raise InputError(f"threshold must be between 0 and 100, got {threshold}")
+    return [_check(q, kb, neighbours, threshold=threshold, k=k, sources=sources) for q in find_quotations(draft)]
+
+
+def verification_json(v: Verification) -> dict[str, Any]:
+    """The JSON shape the CLI prints for one verification."""
+    out: dict[str, Any] = {
+        "start": v.start, "end": v.end, "text": v.text, "verdict": v.verdict, "canonical": v.canonical,
+        "author": v.author, "claimed_author": v.claimed_author, "score": v.score,
+        "diff": [{"op": d.op, "canonical": d.canonical, "draft": d.draft} for d in v.diff],
+    }
+    if v.note:
+        out["note"] = v.note
+    if v.source is not None:
+        s = v.source
+        out["source"] = {"source": s.source, "doc": s.doc, "title": s.title, "author": s.author,
+                         "start": s.span.start, "end": s.span.end, "location": s.location}
+    return out
