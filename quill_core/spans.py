@@ -462,7 +462,8 @@ def _search(q: str, view: _View, lo: int, hi: int, threshold: float, *, limit: i
             if al is None:
                 continue
             ws, we = a + al.dest_start, a + al.dest_end
-            candidates.append((max(a, ws - pad), min(b, we + pad)))
+            short = max(0, m - (we - ws))  # a window cut by the text's edge may hide where the quote starts
+            candidates.append((max(a, ws - pad - short), min(b, we + pad + short)))
             stack += [(a, ws), (we, b)]
     for a, b in candidates:
         if any(s < b and a < e for s, e, _ in found):
