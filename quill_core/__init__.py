@@ -19,6 +19,10 @@ from .attribution import Entailer, JudgeEntailer, LMEntailer, NLIEntailer, load_
 from .generate import Generator, OpenAIChatGenerator, TransformersGenerator, load_generator
 from .insert import insert
 from .kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
+from .evaluate import EvalReport, EvalRow, RankerMetrics, evaluate, load_dataset, write_report
+from .lexical import LexicalIndex
+from .lm import NLL, PassageNLL, PerplexityScorer, load_causal_lm
+from .rank import RANKERS, Weights
 from .quill import Quill
 from .sources import Provenance, SourceInfo, SourceLibrary
 from .spans import closest_span, highlight, locate
@@ -50,6 +54,20 @@ __all__ = [
     "USEEmbedder",
     "load_embedder",
     "VectorStore",
+    "load_causal_lm",
+    "PerplexityScorer",
+    "LexicalIndex",
+    # ranking and evaluation
+    "RANKERS",
+    "Weights",
+    "NLL",
+    "PassageNLL",
+    "EvalRow",
+    "EvalReport",
+    "RankerMetrics",
+    "evaluate",
+    "load_dataset",
+    "write_report",
     # text
     "MARKER",
     "parse_query",

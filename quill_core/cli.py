@@ -100,12 +100,71 @@ def _kb_stats(quill: Quill, args: argparse.Namespace) -> int:
     return 0
 
 
+def _kb_browse(quill: Quill, args: argparse.Namespace) -> int:
+    """A page of quotes matching the filters (what the app's Library table shows)."""
+    filters = {"search": args.search or "", "author": args.author or "", "lang": args.lang or "",
+               "topic": args.topic or "", "collection": args.collection or ""}
+    quotes = quill.kb.browse(**filters, limit=args.limit, offset=args.offset)
+    total = quill.kb.count(**filters)
+    lines = [f"{q.text} — {q.author or 'Unknown'}" + (f", {q.work}" if q.work else "") for q in quotes]
+    lines.append(f"({args.offset + 1 if quotes else 0:,}-{args.offset + len(quotes):,} of {total:,})")
+    emit(args, {"total": total, "quotes": [asdict(q) for q in quotes]}, "\n".join(lines))
+    return 0
+
+
+def parse_weights(text: str | None) -> dict[str, float] | None:
+    """``"relevance=1,novelty=0.5"`` as a mapping (criterion names are checked by the ranker)."""
+    if not text:
+        return None
+    out = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"bad weight {part.strip()!r}: write name=number, e.g. relevance=1,novelty=0.5") from None
+        if not sep:
+            raise InputError(f"bad weight {part.strip()!r}: write name=number, e.g. relevance=1,novelty=0.5")
+    return out
+
+
 def _suggest(quill: Quill, args: argparse.Namespace) -> int:
     filters = Filters(author=args.author or "", lang=args.lang or "", topic=args.topic or "")
-    suggestions = quill.suggest(read_text(args), k=args.k, filters=filters)
+    suggestions = quill.suggest(read_text(args), k=args.k, filters=filters, ranker=args.ranker,
+                                weights=parse_weights(args.weights), candidates=args.candidates)
     lines = [f"{i}. {s.score:.3f}  “{s.quote.text}” — {s.quote.author or 'Unknown'}"
-             for i, s in enumerate(suggestions, 1)]
+             + (f"\n   {s.why}" if s.why else "") for i, s in enumerate(suggestions, 1)]
     emit(args, {"suggestions": [suggestion_json(s) for s in suggestions]}, "\n".join(lines) or "no suggestions")
+    return 0
+
+
+def _score(quill: Quill, args: argparse.Namespace) -> int:
+    s = quill.score(read_text(args), args.quote, author=args.author or "", weights=parse_weights(args.weights))
+    lines = [f"total {s.score:.3f}  “{s.quote.text}” — {s.quote.author or 'Unknown'}"]
+    for c in s.breakdown:
+        raw = "-" if c.raw is None else f"{c.raw:.4g}"
+        lines.append(f"  {c.name:<15} {c.value:.3f}  raw {raw:<9} weight {c.weight:g}  {c.note}")
+    emit(args, {"suggestion": suggestion_json(s), "why": s.why}, "\n".join(lines))
+    return 0
+
+
+def _eval(quill: Quill, args: argparse.Namespace) -> int:
+    from .evaluate import write_report
+
+    rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
+    report = quill.evaluate(args.dataset, rankers=rankers, limit=args.limit, lang=args.lang or "",
+                            kb=args.eval_kb or "none", candidates=args.candidates,
+                            weights=parse_weights(args.weights), progress=None if args.json else progress_bar)
+    lines = [f"{report.rows} rows, {report.seconds:.0f} s (embedder {report.embedder}, LM {report.lm or '-'})",
+             f"{'ranker':<9} {'n':>4} {'MRR':>6} {'Hit@1':>6} {'Hit@3':>6} {'Hit@5':>6} {'NDCG@3':>7}"]
+    for name, m in report.rankers.items():
+        for label, mm in [(name, m)] + [(f"  {lang}", x) for lang, x in m.by_lang.items() if len(m.by_lang) > 1]:
+            lines.append(f"{label:<9} {mm.n:>4} {mm.mrr:6.3f} {mm.hit1:6.3f} {mm.hit3:6.3f} {mm.hit5:6.3f} "
+                         f"{mm.ndcg3:7.3f}")
+    if args.report:
+        md, png = write_report(report, args.report)
+        lines.append(f"report: {md} and {png}")
+    emit(args, report.as_json(), "\n".join(lines))
     return 0
 
 
@@ -162,6 +221,24 @@ def _sources_list(quill: Quill, args: argparse.Namespace) -> int:
     return 0
 
 
+def insert_json(result: Any) -> dict[str, Any]:
+    """An :class:`~quill_core.types.InsertResult` as JSON (``quote_span`` indexes ``paragraph``)."""
+    return {"paragraph": result.paragraph, "sentence": result.sentence, "quote_span": list(result.quote_span),
+            "drafts": [{"text": d.text, "fluency": d.fluency, "attribution": d.attribution,
+                        "rejected": d.rejected_reason or None, "fallback": d.fallback} for d in result.drafts]}
+
+
+def _insert(quill: Quill, args: argparse.Namespace) -> int:
+    result = quill.insert(read_text(args), args.quote, author=args.author, drafts=args.drafts,
+                          progress=None if args.json else progress_bar)
+    lines = [result.paragraph, "", "drafts (best first):"]
+    for d in result.drafts:
+        status = f"rejected: {d.rejected_reason}" if d.rejected else ("template" if d.fallback else "ok")
+        lines.append(f"  fluency {d.fluency:.2f}  attribution {d.attribution:.2f}  [{status}]  {d.text}")
+    emit(args, insert_json(result), "\n".join(lines))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="quill", description="Find, verify and insert quotations.")
     parser.add_argument("--home", help="data directory (default: $QUILL_HOME or a per-user data dir)")
@@ -186,6 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines"])
     p.add_argument("--collection", help="collection name (default: the file name)")
     command(kb, "stats", _kb_stats, "knowledge-base statistics")
+    p = command(kb, "browse", _kb_browse, "list quotes matching filters (search, author, lang, topic, collection)")
+    for name in ("search", "author", "lang", "topic", "collection"):
+        p.add_argument(f"--{name}", help=f"only quotes matching this {name}")
+    p.add_argument("--limit", type=int, default=20, help="how many quotes")
+    p.add_argument("--offset", type=int, default=0, help="skip this many first")
 
     p = command(sub, "suggest", _suggest, "suggest quotes for a paragraph ([Q] marks the insertion point)")
     add_text_source(p)
@@ -193,6 +275,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--author", help="only quotes by this author")
     p.add_argument("--lang", help="only quotes in this language (en, zh, ...)")
     p.add_argument("--topic", help="only quotes with this topic")
+    p.add_argument("--ranker", default="default", choices=["vanilla", "bm25", "hybrid", "quill", "default"],
+                   help="how candidates are ordered (default: the weighted criteria)")
+    p.add_argument("--candidates", type=int, default=20, help="how many retrieved candidates are reranked")
+    p.add_argument("--weights", help="criterion weights of the default ranker, e.g. relevance=1,novelty=0.5")
+
+    p = command(sub, "score", _score, "score one quote inserted at [Q]: every criterion with its raw value")
+    add_text_source(p)
+    p.add_argument("--quote", required=True, help="the quote to insert")
+    p.add_argument("--author", help="who the quote is attributed to")
+    p.add_argument("--weights", help="criterion weights, e.g. relevance=1,novelty=0.5")
+
+    p = command(sub, "eval", _eval, "evaluate rankers on a JSONL dataset of paragraphs with a gold quote")
+    p.add_argument("--dataset", required=True, help="JSONL rows: context (with [Q]), quote, author, lang, graded")
+    p.add_argument("--rankers", default="vanilla,bm25,hybrid,quill,default", help="comma-separated ranker names")
+    p.add_argument("--kb", dest="eval_kb", metavar="NAME", help="knowledge base whose quotes join the gold ones (default: none)")
+    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
+    p.add_argument("--lang", help="evaluate only rows in this language")
+    p.add_argument("--candidates", type=int, default=20, help="candidates per row")
+    p.add_argument("--weights", help="criterion weights of the default ranker")
+    p.add_argument("--report", help="write report.md and report.png into this folder")
 
     p = command(sub, "verify", _verify, "check every quotation of a draft: verbatim, misquoted, misattributed")
     add_text_source(p)
@@ -209,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", help="title of a file source")
     p.add_argument("--no-index", action="store_true", help="do not embed passages (lookups scan the text)")
     command(src, "list", _sources_list, "list the sources added")
+    p = command(sub, "insert", _insert, "write one sentence that brings a quote into a paragraph at [Q]")
+    add_text_source(p)
+    p.add_argument("--quote", required=True, help="the quote (looked up in the knowledge base without --author)")
+    p.add_argument("--author", help="the quote's author")
+    p.add_argument("--drafts", type=int, default=4, help="how many drafts to generate (1-12)")
     return parser
 
 

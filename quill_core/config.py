@@ -71,12 +71,12 @@ class Settings:
         """Resolve every field: a non-None keyword argument wins, then ``QUILL_<FIELD>``, then the default."""
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
-            if overrides.get(f.name) is not None:
-                raw: Any = overrides.pop(f.name)
+            explicit = overrides.pop(f.name, None)
+            if explicit is not None:
+                raw: Any = explicit
             elif (env := os.environ.get(f"QUILL_{f.name.upper()}")) not in (None, ""):
                 raw = env
             else:
-                overrides.pop(f.name, None)
                 continue
             values[f.name] = _coerce(f.name, f.type, raw)
         if overrides:

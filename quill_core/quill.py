@@ -138,10 +138,163 @@ class Quill:
         quotes = {q.id: q for q in self.kb.get([i for i, _ in hits])}
         return [Candidate(quote=quotes[i], similarity=s) for i, s in hits if i in quotes]
 
-    def suggest(self, paragraph: str, *, k: int = 5, filters: Filters | None = None) -> list[Suggestion]:
-        """Ranked suggestions for the paragraph's insertion point."""
-        candidates = self.retrieve(paragraph, k=k, filters=filters)
-        return [Suggestion(quote=c.quote, score=c.similarity, similarity=c.similarity) for c in candidates]
+    @property
+    def lexical(self) -> Any:
+        """The BM25 index (:class:`~quill_core.lexical.LexicalIndex`) of the knowledge base, rebuilt when it changes."""
+        with self._lock:
+            kb = self.kb
+            held = self._resources.get("lexical")
+            if held is None or held[0] != kb.revision:
+                from .lexical import LexicalIndex
+
+                held = (kb.revision, LexicalIndex(kb.iter_quotes()))
+                self._resources["lexical"] = held
+            return held[1]
+
+    def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
+                weights: Any = None, candidates: int = 20) -> list[Suggestion]:
+        """The ``k`` best quotes for the paragraph's insertion point: ``candidates`` retrieved (dense + BM25), then
+        ordered by ``ranker`` (``vanilla``, ``bm25``, ``hybrid``, ``quill``, ``default``; see
+        :mod:`quill_core.rank`); ``weights`` (a :class:`~quill_core.rank.Weights` or a name -> weight mapping)
+        adjusts the default ranker's criteria. Each suggestion carries its breakdown and a one-line ``why``."""
+        from .rank import suggest
+
+        return suggest(self, paragraph, k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
+
+    def score(self, paragraph: str | Query, quote: str, *, author: str = "", weights: Any = None) -> Suggestion:
+        """Every criterion of ``quote`` (attributed to ``author``) inserted at the paragraph's ``[Q]``, including
+        authenticity and credibility against the knowledge base (see :func:`quill_core.rank.score_quote`)."""
+        from .rank import score_quote
+
+        return score_quote(self, paragraph, quote, author=author, weights=weights)
+
+    def evaluate(self, dataset: str | Path, *, rankers: Any = None, limit: int = 0, lang: str = "", kb: str = "none",
+                 candidates: int = 20, weights: Any = None, progress: Progress | None = None) -> Any:
+        """MRR, Hit@k and NDCG@3 of each ranker on a JSONL evaluation set, overall and per language: an
+        :class:`~quill_core.evaluate.EvalReport` (see :func:`quill_core.evaluate.evaluate_dataset`). The set's gold
+        quotes join the corpus; the knowledge base ``kb`` (default none) is only read."""
+        from .evaluate import evaluate_dataset
+        from .rank import RANKERS
+
+        return evaluate_dataset(self, dataset, rankers=rankers or RANKERS, limit=limit, lang=lang, kb=kb,
+                                candidates=candidates, weights=weights, progress=progress)
+
+    # -- verify and sources (spans.py, verify.py, sources.py) -----------------------------------------------
+    def locate(self, quote: str, text: str, *, threshold: float = 90) -> list[Any]:
+        """Every span of ``text`` where ``quote`` occurs (see :func:`quill_core.spans.locate`)."""
+        from .spans import locate
+
+        return locate(quote, text, threshold=threshold)
+
+    @property
+    def sources(self) -> Any:
+        """The :class:`~quill_core.sources.SourceLibrary` under ``settings.home/sources`` (dense via this Quill's
+        store and embedder, loaded only when a lookup needs them)."""
+        with self._lock:
+            lib = self._resources.get("sources")
+            if lib is None:
+                from .sources import SourceLibrary
+
+                lib = SourceLibrary(self.settings, store=lambda: self.store, embedder=lambda: self.embedder)
+                self._resources["sources"] = lib
+            return lib
+
+    def add_source(self, name_or_path: str | Path, *, author: str = "", title: str = "", index: bool = True,
+                   progress: Progress | None = None) -> Any:
+        """Add a bundled source (``shakespeare``, ``bible``, ``sotu``) or a .txt / .md file; returns its SourceInfo."""
+        return self.sources.add(name_or_path, author=author, title=title, index=index, progress=progress)
+
+    def provenance(self, quote: Quote | str, *, threshold: float = 90) -> Any:
+        """Where a quote occurs in the added sources (a Provenance with the exact span), or None."""
+        return self.sources.provenance(quote, threshold=threshold)
+
+    def verify(self, draft: str, *, threshold: float = 75.0, k: int = 8) -> list[Any]:
+        """Verdicts on every quotation of ``draft`` (see :func:`quill_core.verify.verify`)."""
+        from .verify import verify
+
+        sources = self.sources if self.sources.list() else None
+        return verify(draft, kb=self.kb, neighbours=lambda text, n: self.search(text, k=n), threshold=threshold,
+                      k=k, sources=sources)
+
+    # -- insert (generate.py, attribution.py, insert.py) ----------------------------------------------------
+    def _shared(self, name: str, make: Callable[[], Any]) -> Any:
+        """The resource ``name`` from the constructor, else made once by ``make`` and kept."""
+        with self._lock:
+            if self._resources.get(name) is None:
+                self._resources[name] = make()
+            return self._resources[name]
+
+    def _lm_scorer(self) -> Any:
+        from .lm import PerplexityScorer
+
+        return self._shared("scorer", lambda: PerplexityScorer(self.settings))
+
+    @property
+    def generator(self) -> Any:
+        """The sentence generator (``generator=`` resource, else :func:`quill_core.generate.load_generator`)."""
+        from .generate import load_generator
+
+        return self._shared("generator", lambda: load_generator(self.settings))
+
+    @property
+    def entailer(self) -> Any:
+        """The attribution backend (``entailer=`` resource, else :func:`quill_core.attribution.load_entailer`)."""
+        from .attribution import load_entailer
+
+        return self._shared("entailer", lambda: load_entailer(
+            self.settings, scorer=self._lm_scorer() if not self.settings.nli_model else None,
+            generator=self.generator if self.settings.llm_base_url else None))
+
+    def insert_quote(self, quote: Quote | str, *, author: str | None = None) -> Quote:
+        """The :class:`Quote` to insert: a given Quote (its author replaced by ``author`` if given), or a text looked
+        up in the knowledge base; a text the knowledge base does not attribute needs ``author``."""
+        from dataclasses import replace
+
+        from .errors import InputError
+        from .text import clean_author, detect_lang
+
+        if isinstance(quote, Quote):
+            return replace(quote, author=author) if author else quote
+        text = (quote or "").strip()
+        if not text:
+            raise InputError("the quote is empty")
+        found = self.kb.by_key(text)
+        if author:
+            same = [q for q in found if author_key(q.author) == author_key(author)]
+            return same[0] if same else Quote(text=text, author=clean_author(author), lang=detect_lang(text))
+        authors = {author_key(q.author): q for q in found}
+        if len(authors) == 1:
+            return found[0]
+        if not found:
+            raise InputError("this quote is not in the knowledge base: give its author")
+        names = ", ".join(sorted(q.author or "unknown" for q in authors.values()))
+        raise InputError(f"the knowledge base attributes this quote to several authors ({names}): give the author")
+
+    def insert(self, paragraph: str, quote: Quote | str, *, author: str | None = None, drafts: int = 4,
+               progress: Progress | None = None) -> Any:
+        """Write one sentence bringing the quote and its author into the paragraph at ``[Q]`` (else at the end);
+        returns an :class:`~quill_core.types.InsertResult` (see :func:`quill_core.insert.insert`)."""
+        from .insert import insert
+
+        quote = self.insert_quote(quote, author=author)
+        passage = self._source_passage(quote)
+        return insert(paragraph, quote, generator=self.generator, scorer=self._lm_scorer(), entailer=self.entailer,
+                      drafts=drafts, passage=passage, progress=progress)
+
+    def _source_passage(self, quote: Quote, *, reach: int = 400) -> str:
+        """The text around the quote in an added source (the verify stage's provenance), or ''."""
+        if self._resources.get("sources") is None and not (self.settings.home / "sources").exists():
+            return ""
+        sources = self.sources
+        if not sources.list():
+            return ""
+        found = sources.provenance(quote)
+        if found is None:
+            return ""
+        text = sources.text(found.source, found.doc)
+        lo = max(found.passage_start, found.span.start - reach)
+        hi = min(found.passage_end, found.span.end + reach)
+        return text[lo:hi]
 
 
 def _same_ids(store: VectorStore, name: str, kb: Any) -> bool:

@@ -42,9 +42,18 @@ _ANONYMOUS = {"", "anonymous", "anon", "unknown", "unknown author", "author unkn
               "佚名", "无名氏", "未知"}
 
 
+_FULLWIDTH_PUNCT = re.compile(r"([\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+)")
+
+
 def normalize(text: str) -> str:
-    """NFKC, straight quotes and dashes, collapsed whitespace, stripped; full-width ASCII becomes ASCII (via NFKC)."""
-    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP).replace("\u2026", "...")
+    """NFKC, straight quotes and dashes, collapsed whitespace, stripped; full-width ASCII becomes ASCII (via NFKC),
+    except that Chinese text keeps its full-width punctuation (，！？：； are how Chinese is written)."""
+    if any(is_cjk(ch) for ch in text):
+        parts = _FULLWIDTH_PUNCT.split(text)  # odd items are full-width punctuation runs, kept as they are
+        text = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
+    else:
+        text = unicodedata.normalize("NFKC", text)
+    text = text.translate(_CHAR_MAP).replace("\u2026", "...")
     return _WS.sub(" ", text).strip()
 
 

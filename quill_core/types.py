@@ -129,12 +129,14 @@ class Span:
 
 @dataclass(frozen=True)
 class Draft:
-    """One generated insertion sentence and how it fared."""
+    """One generated insertion sentence and how it fared. ``fallback`` marks the deterministic template sentence
+    used when every generated draft was rejected."""
 
     text: str
     fluency: float = 0.0
     attribution: float = 0.0
     rejected_reason: str = ""
+    fallback: bool = False
 
     @property
     def rejected(self) -> bool:

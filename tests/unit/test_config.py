@@ -11,6 +11,7 @@ def test_priority_argument_over_env_over_default(monkeypatch, tmp_path):
     monkeypatch.setenv("QUILL_KB", "mine")
     assert Settings.load(home=tmp_path).kb == "mine"
     assert Settings.load(home=tmp_path, kb="explicit").kb == "explicit"
+    assert Settings.load(home=tmp_path, kb=None).kb == "mine"  # None means "not given" (CLI flags left out)
 
 
 def test_home_from_env_and_typed_fields(monkeypatch, tmp_path):

@@ -26,7 +26,7 @@ from quill_core.types import quote_id
     [
         ("“Be yourself; everyone else is already taken.”", "Be yourself; everyone else is already taken."),
         ('  "Knowledge   is\npower."  ', "Knowledge is power."),
-        ("「天下兴亡，匹夫有责。」", '天下兴亡,匹夫有责。'),
+        ("「天下兴亡，匹夫有责。」", '天下兴亡，匹夫有责。'),
         ("'Tis better to have loved and lost than never to have loved at all.",
          "'Tis better to have loved and lost than never to have loved at all."),
         ("‘Don’t panic.’", "Don't panic."),

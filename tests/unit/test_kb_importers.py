@@ -33,7 +33,7 @@ def test_quill_json(kb: KnowledgeBase) -> None:
     assert moon.topics == ("思乡", "月亮")
     assert (moon.ppl, moon.popularity) == (2.5, 120000.0)
     assert kb.by_key("海内存知己，天涯若比邻。")[0].topics == ("友情", "离别")  # full-width comma splits too
-    assert "春眠不觉晓,处处闻啼鸟。" in texts(kb)  # curly quotes stripped
+    assert "春眠不觉晓，处处闻啼鸟。" in texts(kb)  # curly quotes stripped
     assert moon.collections == ("quill_zh",)
 
 
@@ -87,7 +87,7 @@ def test_plain_lines(kb: KnowledgeBase) -> None:
     assert by_text["The only way to have a friend is to be one."].author == "Ralph Waldo Emerson"
     assert by_text["Well done is better than well said."].author == "Benjamin Franklin"
     assert by_text["Turn your wounds into wisdom."].author == "Oprah Winfrey"
-    assert by_text["一寸光阴一寸金,寸金难买寸光阴。"].author == "民间谚语"
+    assert by_text["一寸光阴一寸金，寸金难买寸光阴。"].author == "民间谚语"
     assert by_text["Life is what happens while you are busy making other plans."].author == ""
     baldwin = by_text["Not everything that is faced can be changed."]
     assert (baldwin.author, baldwin.work) == ("James Baldwin", "As Much Truth As One Can Bear")

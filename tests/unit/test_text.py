@@ -8,6 +8,7 @@ from quill_core.types import quote_id
 def test_normalize_unifies_quotes_dashes_widths_and_space():
     assert normalize("“Hello”\u00a0 — world\n\n ‘x’") == '"Hello" - world \'x\''
     assert normalize("ＡＢＣ１２３，") == "ABC123,"
+    assert normalize("学而不思则罔，思而不学则殆。") == "学而不思则罔，思而不学则殆。"
 
 
 def test_key_ignores_case_punctuation_and_space_but_keeps_cjk():

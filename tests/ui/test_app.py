@@ -1,0 +1,80 @@
+"""The app shell (AppTest): navigation, first-run build with progress, one shared Quill for every session."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import ui
+from quill_core import Quill
+from tests.ui.conftest import FakeQuill
+
+PAGES = ["pages/write.py", "pages/verify.py", "pages/library.py", "pages/evaluate.py"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_without_errors(open_app, page):
+    at = open_app(page)
+    assert not at.error and not at.exception
+    assert at.title[0].value == page.split("/")[1].removesuffix(".py").capitalize()
+
+
+def test_an_empty_knowledge_base_is_built_once_on_first_run(open_app, fake):
+    fake.kb.quotes.clear()
+    at = open_app()
+    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+    assert len(fake.kb) == 2 and not at.error
+    open_app()  # a second session finds it ready: no second build
+    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+
+
+def test_every_session_shares_one_quill(open_app, fake, monkeypatch):
+    made = []
+    monkeypatch.setattr(ui, "make_quill", lambda s: made.append(s) or fake)
+    ui.quill.clear()
+    for _ in range(3):
+        open_app("pages/library.py")
+    assert len(made) == 1
+
+
+@pytest.mark.parametrize("method", ["stats", "index", "build", "import_file", "suggest", "insert", "verify",
+                                    "locate", "add_source", "provenance", "evaluate"])
+def test_the_fake_keeps_the_real_facades_signature(method):
+    """The pages are tested against FakeQuill: keep it honest about every method the real Quill already has."""
+    if not hasattr(Quill, method):
+        pytest.skip(f"Quill.{method} does not exist yet")
+    real = inspect.signature(getattr(Quill, method)).parameters
+    fake = inspect.signature(getattr(FakeQuill, method)).parameters
+    assert [(p.name, p.kind) for p in real.values()] == [(p.name, p.kind) for p in fake.values()]
+
+
+def test_four_sessions_preparing_at_once_build_once(fake):
+    """Four sessions opening a fresh app together: one builds the knowledge base, the others wait for it."""
+    import threading
+    import time
+
+    fake.kb.quotes.clear()
+    real_build = fake.build
+
+    def slow_build(tier="starter", *, progress=None):
+        time.sleep(0.3)
+        return real_build(tier, progress=progress)
+
+    fake.build = slow_build
+    q = ui.quill()
+    start = threading.Barrier(4)
+    seen: list[int] = []
+
+    def session():
+        start.wait()
+        ui.prepare(q)
+        seen.append(len(fake.kb))  # every session finds the built knowledge base
+
+    threads = [threading.Thread(target=session) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+    assert seen == [2, 2, 2, 2]
