@@ -16,7 +16,7 @@ from .types import Candidate, Filters, ImportReport, KBStats, Query, Quote, Sugg
 __all__ = ["Quill", "query_text"]
 
 Progress = Callable[[float, str], None]
-EMBED_BATCH = 256
+EMBED_BATCH = 1024
 QUERY_CONTEXT_CHARS = 600
 
 
