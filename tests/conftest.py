@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from quill_core import Quill, Settings
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, free_port
 
 
 @pytest.fixture
@@ -31,12 +31,17 @@ def quill(settings: Settings, fake_embedder: FakeEmbedder) -> Quill:
     return q
 
 
-def _free_port() -> int:
-    import socket
+@pytest.fixture
+def run_cli(tmp_path, capsys):
+    """Run ``quill ARGS`` in-process over a tmp home with the fake embedder; returns (exit code, stdout, stderr)."""
+    from quill_core.cli import main
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    def _run(*argv):
+        code = main(["--home", str(tmp_path / "home"), *argv], make_quill=lambda s: Quill(s, embedder=FakeEmbedder()))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +55,7 @@ def chroma_server(tmp_path_factory):
     import urllib.request
 
     exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
-    port = _free_port()
+    port = free_port()
     path = tmp_path_factory.mktemp("chroma-server")
     log = open(path / "server.log", "wb")
     proc = subprocess.Popen([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],

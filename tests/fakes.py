@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import socket
 
 import numpy as np
 
@@ -45,3 +46,10 @@ SAMPLE_QUOTES = [
     Quote("知识就是力量。", author="培根", lang="zh", topics=("知识",), collections=("fixture",)),
     Quote("学而不思则罔，思而不学则殆。", author="孔子", work="论语", lang="zh", topics=("学习",), collections=("fixture",)),
 ]
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

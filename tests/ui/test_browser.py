@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
+from tests.fakes import free_port
 from tests.ui.conftest import ROOT, XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -60,12 +60,6 @@ SESSIONS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app on a free loopback port over a tmp QUILL_HOME holding the small knowledge base above."""
@@ -77,7 +71,7 @@ def server(tmp_path_factory):
     env = {**os.environ, "QUILL_HOME": str(home)}
     subprocess.run([sys.executable, "-m", "quill_core", "--home", str(home), "kb", "import", str(data),
                     "--collection", "fixture"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
-    port = _free_port()
+    port = free_port()
     log = open(home / "streamlit.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port)],

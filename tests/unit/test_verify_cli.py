@@ -4,20 +4,10 @@ import json
 
 import pytest
 
-from quill_core import Quill
-from quill_core.cli import main
-from tests.fakes import FakeEmbedder
-
 
 @pytest.fixture
-def run(tmp_path, capsys):
-    def _run(*argv):
-        code = main(["--home", str(tmp_path / "home"), *argv],
-                    make_quill=lambda s: Quill(s, embedder=FakeEmbedder()))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return _run
+def run(run_cli):
+    return run_cli
 
 
 def test_verify_reports_misquote_and_misattribution_as_json(run, tmp_path):
