@@ -26,7 +26,8 @@ def test_import_stats_and_suggest_as_json(run, lines_file):
     stats = json.loads(out)
     assert stats["quotes"] == 3 and stats["by_collection"] == {"mine": 3} and stats["authors"] == 3
     assert set(stats) >= {"quotes", "by_lang", "by_collection", "authors"}
-    code, out, _ = run("suggest", "--text", "We must not fear fear itself. [Q] Then we act.", "--k", "2", "--json")
+    code, out, _ = run("suggest", "--text", "We must not fear fear itself. [Q] Then we act.", "--k", "2",
+                      "--ranker", "vanilla", "--json")
     suggestions = json.loads(out)["suggestions"]
     assert code == 0 and len(suggestions) == 2
     assert suggestions[0]["author"] == "Franklin D. Roosevelt"
