@@ -1,5 +1,5 @@
 """Evaluate: run rankers on an evaluation set (uploaded, or the small bundled sample) and compare their metrics
-(CLI: ``quill evaluate``). The set's format is one JSON object a line with ``context`` (holding one ``[Q]``),
+(CLI: ``quill eval``). The set's format is one JSON object a line with ``context`` (holding one ``[Q]``),
 ``quote``, ``author``, ``lang`` and optionally ``graded``."""
 
 from __future__ import annotations
