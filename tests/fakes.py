@@ -53,3 +53,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class CharTokenizer:
+    """One token per character (ids 2..vocab-1; ``<|endoftext|>`` is 0), with offsets: all the LM scorer needs,
+    so a tiny randomly initialised model can stand in for a real LM."""
+
+    is_fast = True
+    unk_token_id = None
+    bos_token_id = None
+    eos_token_id = 1
+
+    def __init__(self, vocab: int = 256) -> None:
+        self.vocab = vocab
+
+    def __call__(self, text, add_special_tokens=False, return_offsets_mapping=False):
+        out = {"input_ids": [2 + ord(ch) % (self.vocab - 2) for ch in text]}
+        if return_offsets_mapping:
+            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
+        return out
+
+    def convert_tokens_to_ids(self, token):
+        return 0 if token == "<|endoftext|>" else None

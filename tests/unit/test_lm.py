@@ -11,27 +11,9 @@ import torch
 from quill_core import Settings
 from quill_core.errors import ModelError
 from quill_core.lm import NLL, PerplexityScorer, load_causal_lm, quantize_int8, right_window
+from tests.fakes import CharTokenizer
 
 VOCAB = 260
-
-
-class CharTokenizer:
-    """One token per character (``<|endoftext|>`` is id 0), with offsets: enough for the scorer."""
-
-    is_fast = True
-    unk_token_id = None
-    bos_token_id = None
-    eos_token_id = 1
-
-    def __call__(self, text, add_special_tokens=False, return_offsets_mapping=False):
-        ids = [2 + ord(ch) % (VOCAB - 2) for ch in text]
-        out = {"input_ids": ids}
-        if return_offsets_mapping:
-            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
-        return out
-
-    def convert_tokens_to_ids(self, token):
-        return 0 if token == "<|endoftext|>" else None
 
 
 class CountingModel(torch.nn.Module):
@@ -55,7 +37,7 @@ def tiny():
     config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096)
     model = LlamaForCausalLM(config).eval()
-    return model, CharTokenizer()
+    return model, CharTokenizer(VOCAB)
 
 
 def scorer(tiny, **kw):

@@ -14,7 +14,7 @@ from quill_core.lm import NLL, PassageNLL, PerplexityScorer
 from quill_core.rank import (RANKERS, Measurement, Pool, Weights, assess, criteria, fuse, order,
                              quill_value, total)
 from quill_core.types import Candidate
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+from tests.fakes import SAMPLE_QUOTES, CharTokenizer, FakeEmbedder
 
 
 def words(text: str) -> list[str]:
@@ -248,22 +248,6 @@ def test_score_judges_a_given_quote(lm_quill):
 
 
 # -- edge cases through a tiny real LM --------------------------------------------------------------------------------
-class CharTokenizer:
-    is_fast = True
-    unk_token_id = None
-    bos_token_id = None
-    eos_token_id = 1
-
-    def __call__(self, text, add_special_tokens=False, return_offsets_mapping=False):
-        out = {"input_ids": [2 + ord(ch) % 250 for ch in text]}
-        if return_offsets_mapping:
-            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
-        return out
-
-    def convert_tokens_to_ids(self, token):
-        return 0 if token == "<|endoftext|>" else None
-
-
 @pytest.fixture
 def tiny_quill(tmp_path):
     import torch
@@ -272,7 +256,7 @@ def tiny_quill(tmp_path):
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                          num_attention_heads=4, num_key_value_heads=2)).eval()
-    scorer = PerplexityScorer(model=model, tokenizer=CharTokenizer())
+    scorer = PerplexityScorer(model=model, tokenizer=CharTokenizer(252))
     q = Quill(Settings.load(home=tmp_path), embedder=FakeEmbedder(), scorer=scorer)
     q.kb.upsert(SAMPLE_QUOTES)
     return q
