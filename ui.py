@@ -25,6 +25,7 @@ import streamlit as st
 
 from quill_core import InputError, Quill, QuillError, Settings, Span
 from quill_core.spans import highlight
+from quill_core.text import decode_text
 
 __all__ = [
     "ASSETS", "MAX_UPLOAD_BYTES", "MAX_IMPORT_BYTES", "ProgressBar", "app_started", "guard", "kb_write",
@@ -95,24 +96,16 @@ def md(text: str, *, limit: int | None = None) -> str:
 
 
 def _upload_bytes(upload: Any, max_bytes: int) -> bytes:
-    """The bytes of an uploaded file; an InputError for an empty, oversized or binary one."""
+    """The bytes of an uploaded file; an InputError for an oversized one."""
     data: bytes = upload.getvalue()
-    if not data:
-        raise InputError(f"{upload.name} is empty")
     if len(data) > max_bytes:
         raise InputError(f"{upload.name} is {len(data) / 1e6:.1f} MB; the limit is {max_bytes / 1e6:.0f} MB")
-    if b"\x00" in data[:1_000_000]:
-        raise InputError(f"{upload.name} is a binary file, not text")
     return data
 
 
 def read_upload(upload: Any, *, max_bytes: int = MAX_UPLOAD_BYTES) -> str:
     """The UTF-8 text of an uploaded file; an InputError for an empty, oversized, binary or non-UTF-8 file."""
-    data = _upload_bytes(upload, max_bytes)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{upload.name} is not UTF-8 text (byte {exc.start})") from exc
+    return decode_text(_upload_bytes(upload, max_bytes), name=upload.name)
 
 
 @contextlib.contextmanager
@@ -120,6 +113,7 @@ def saved_upload(settings: Settings, upload: Any, *, max_bytes: int = MAX_IMPORT
     """The upload written to ``QUILL_HOME/uploads/<random>/<its sanitized name>`` (the name helps format
     detection), removed afterwards. An empty or binary upload is an InputError before anything is written."""
     data = _upload_bytes(upload, max_bytes)
+    decode_text(data, name=upload.name)  # an empty, binary or non-UTF-8 upload fails before anything is written
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", upload.name).strip("._") or "upload.txt"
     path = settings.path("uploads", uuid.uuid4().hex, name)
     try:

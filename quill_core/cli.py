@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 from .config import Settings
 from .errors import InputError, QuillError
 from .quill import Quill
+from .text import decode_text
 from .types import Filters, Suggestion
 
 __all__ = ["main", "build_parser"]
@@ -31,12 +32,7 @@ def read_text(args: argparse.Namespace) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if b"\x00" in data:
-        raise InputError(f"{path} is a binary file, not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (byte {exc.start})") from exc
+    return decode_text(data, name=str(path))
 
 
 def add_text_source(parser: argparse.ArgumentParser) -> None:

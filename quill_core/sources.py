@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 from .config import Settings
 from .errors import InputError, NotFoundError
 from .spans import locate
-from .text import author_key, is_cjk
+from .text import author_key, decode_text, is_cjk
 from .types import Quote, Span
 
 __all__ = ["BUNDLED", "Passage", "Provenance", "SourceDoc", "SourceInfo", "SourceLibrary", "split_passages"]
@@ -244,15 +244,7 @@ class SourceLibrary:
                                 f"(bundled: {', '.join(sorted(BUNDLED))})")
         if path.suffix.casefold() not in (".txt", ".md", ".markdown", ".text"):
             raise InputError(f"{path.name}: only .txt and .md sources are supported")
-        data = path.read_bytes()
-        if b"\x00" in data:
-            raise InputError(f"{path.name} is a binary file, not text")
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path.name} is not UTF-8 text (byte {exc.start})") from exc
-        if not text.strip():
-            raise InputError(f"{path.name} is empty")
+        text = decode_text(path.read_bytes(), name=path.name)
         source = _slug(name or path.stem)
         doc_title = title or path.stem
         return self._add(source, doc_title, "file", [(source, doc_title, author.strip(), text, [])], index, progress)

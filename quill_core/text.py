@@ -20,6 +20,7 @@ __all__ = [
     "detect_lang",
     "is_cjk",
     "parse_query",
+    "decode_text",
 ]
 
 MARKER = "[Q]"
@@ -131,3 +132,23 @@ def parse_query(paragraph: str, *, max_chars: int = MAX_PARAGRAPH_CHARS) -> Quer
     else:
         before, after = paragraph.rstrip(), ""
     return Query(before=before, after=after, lang=detect_lang(before + after))
+
+
+def decode_text(data: bytes, *, name: str, error: type[InputError] = InputError) -> str:
+    """The UTF-8 text of a file's bytes (a BOM is dropped); ``error`` with a clear message for an empty, binary
+    (NUL bytes or many control characters) or non-UTF-8 file. Every file Quill reads goes through here."""
+    if not data.strip():
+        raise error(f"{name} is empty")
+    head = data[:65536]
+    if b"\x00" in head:
+        raise error(f"{name} is a binary file, not text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(f"{name} is not UTF-8 text (invalid byte at line {line}, offset {exc.start}): "
+                    "re-save it as UTF-8") from None
+    sample = text[:65536]
+    if sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f") > 0.05 * len(sample):
+        raise error(f"{name} is a binary file, not text")
+    return text

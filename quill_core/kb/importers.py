@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..errors import ImportFormatError, InputError, NotFoundError
+from ..text import decode_text
 from ..types import ImportReport, RejectedRow
 from .clean import Row
 from .merge import FIELDS, import_records
@@ -71,21 +72,7 @@ def _read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise InputError(f"{path.name} is {size / 2**20:,.0f} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB")
-    data = path.read_bytes()
-    if not data.strip():
-        raise ImportFormatError(f"{path.name} is empty: nothing to import")
-    if b"\x00" in data[:65536]:
-        raise ImportFormatError(f"{path.name} looks binary (it contains NUL bytes): expected a text file")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ImportFormatError(f"{path.name} is not UTF-8 text (invalid byte at line {line}, offset {exc.start});"
-                                " re-save it as UTF-8") from None
-    controls = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\t\n\r\f")
-    if controls > 0.05 * min(len(text), 65536):
-        raise ImportFormatError(f"{path.name} looks binary (many control characters): expected a text file")
-    return text
+    return decode_text(path.read_bytes(), name=path.name, error=ImportFormatError)
 
 
 def _json_kind(keys: Iterable[str]) -> str:
