@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from quill_core import Quill, Settings
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, free_port
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, free_port, serve
 
 
 @pytest.fixture
@@ -49,31 +49,12 @@ def chroma_server(tmp_path_factory):
     """A real Chroma server on a free loopback port (``chroma run``), stopped at the end of the session."""
     import os
     import shutil
-    import subprocess
     import sys
-    import time
-    import urllib.request
 
     exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
     port = free_port()
     path = tmp_path_factory.mktemp("chroma-server")
-    log = open(path / "server.log", "wb")
-    proc = subprocess.Popen([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"chroma server did not start: {(path / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.3)
-    yield ("127.0.0.1", port)
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with serve([exe, "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
+               health_url=f"http://127.0.0.1:{port}/api/v2/heartbeat", log_path=path / "server.log", timeout=60,
+               env={**os.environ, "ANONYMIZED_TELEMETRY": "False"}):
+        yield ("127.0.0.1", port)

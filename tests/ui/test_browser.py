@@ -10,15 +10,13 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
-from tests.fakes import free_port
+from tests.fakes import free_port, serve
 from tests.ui.conftest import ROOT, XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -72,28 +70,11 @@ def server(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "quill_core", "--home", str(home), "kb", "import", str(data),
                     "--collection", "fixture"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=600)
     port = free_port()
-    log = open(home / "streamlit.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--server.port", str(port)],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"streamlit did not start: {(home / 'streamlit.log').read_text()[-3000:]}")
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with serve([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                "--server.address", "127.0.0.1", "--server.port", str(port)],
+               health_url=f"{url}/_stcore/health", log_path=home / "streamlit.log", cwd=ROOT, env=env):
+        yield url
     assert "Traceback" not in (home / "streamlit.log").read_text(errors="replace")
 
 
