@@ -97,9 +97,6 @@ class Quill:
             kb, store, name = self.kb, self.store, self.collection
             if self._indexed_revision == kb.revision:
                 return 0
-            if store.count(name) == len(kb) and self._indexed_revision is None and _same_ids(store, name, kb):
-                self._indexed_revision = kb.revision
-                return 0
             present = store.ids(name)
             wanted: list[Quote] = []
             kb_ids: set[str] = set()
@@ -190,14 +187,10 @@ class Quill:
     def sources(self) -> Any:
         """The :class:`~quill_core.sources.SourceLibrary` under ``settings.home/sources`` (dense via this Quill's
         store and embedder, loaded only when a lookup needs them)."""
-        with self._lock:
-            lib = self._resources.get("sources")
-            if lib is None:
-                from .sources import SourceLibrary
+        from .sources import SourceLibrary
 
-                lib = SourceLibrary(self.settings, store=lambda: self.store, embedder=lambda: self.embedder)
-                self._resources["sources"] = lib
-            return lib
+        return self._shared("sources", lambda: SourceLibrary(self.settings, store=lambda: self.store,
+                                                             embedder=lambda: self.embedder))
 
     def add_source(self, name_or_path: str | Path, *, author: str = "", title: str = "", index: bool = True,
                    progress: Progress | None = None) -> Any:
@@ -295,10 +288,6 @@ class Quill:
         lo = max(found.passage_start, found.span.start - reach)
         hi = min(found.passage_end, found.span.end + reach)
         return text[lo:hi]
-
-
-def _same_ids(store: VectorStore, name: str, kb: Any) -> bool:
-    return store.ids(name) == {q.id for q in kb.iter_quotes()}
 
 
 def _where(filters: Filters) -> dict[str, Any] | None:
