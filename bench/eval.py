@@ -1,6 +1,6 @@
 """Ranker quality on QUILL's dev set: every ranker per language, plus how the default weights were chosen.
 
-    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--int8]
+    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--precision int8|float32]
 
 - English rows with the MiniLM embedder, Chinese rows with the multilingual USE embedder; the default LM
   (``QUILL_LM_MODEL``, SmolLM2-135M-Instruct unless set). Gold quotes of the whole dataset form the corpus
@@ -76,15 +76,16 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N rows of each language (smoke runs)")
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--int8", action="store_true", help="score with the int8-quantized LM")
+    ap.add_argument("--precision", choices=("int8", "float32"),
+                    help="LM precision for scoring (default: QUILL_LM_PRECISION, else int8)")
     args = ap.parse_args()
     if not DEV.is_file():
         print(f"{DEV} is absent: this benchmark needs ../shared", file=sys.stderr)
         return 2
-    settings = Settings.load(threads=args.threads)
-    scorer = PerplexityScorer(settings, quantize=args.int8)
+    settings = Settings.load(threads=args.threads, lm_precision=args.precision)
+    scorer = PerplexityScorer(settings)
     every = load_dataset(DEV)
-    figures: dict = {"lm": settings.lm_model, "int8": args.int8}
+    figures: dict = {"lm": settings.lm_model, "precision": settings.lm_precision}
     for lang in args.langs.split(","):
         rows = [r for r in every if r.lang == lang][: args.limit or None]
         embedder = load_embedder(EMBEDDER.get(lang, "use"))

@@ -1,7 +1,7 @@
 """Reranking latency: ``Quill.suggest`` with 20 candidates reranked by the default ranker, against the naive
 computation of the same scores, both measured in this run on the same paragraphs.
 
-    .venv/bin/python bench/rerank.py [--json] [--queries 8] [--threads 2] [--home DIR] [--int8]
+    .venv/bin/python bench/rerank.py [--json] [--queries 8] [--threads 2] [--home DIR] [--precision int8|float32]
 
 - fast: ``Quill.suggest(paragraph, k=5, candidates=20)``: retrieval (dense + BM25), one prefix pass whose KV cache
   every candidate reuses, candidates in batches. Measured warm: the quotes' own NLLs (novelty, the quote_match
@@ -116,16 +116,13 @@ def main() -> int:
     ap.add_argument("--candidates", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--home", help="QUILL_HOME to use (default: the usual one)")
-    ap.add_argument("--int8", action="store_true", help="score with the int8-quantized LM")
+    ap.add_argument("--precision", choices=("int8", "float32"),
+                    help="LM precision for scoring (default: QUILL_LM_PRECISION, else int8)")
     ap.add_argument("--long", action="store_true", help="longer text before the insertion point (see paragraphs)")
     args = ap.parse_args()
 
-    settings = Settings.load(home=args.home, kb="bench-rerank", threads=args.threads)
+    settings = Settings.load(home=args.home, kb="bench-rerank", threads=args.threads, lm_precision=args.precision)
     quill = Quill(settings)
-    if args.int8:
-        from quill_core.lm import PerplexityScorer
-
-        quill = Quill(settings, scorer=PerplexityScorer(settings, quantize=True))
     kb = knowledge_base(quill)
     texts, source = paragraphs(args.queries + 1, long=args.long)
     scorer = quill._lm_scorer()
@@ -161,7 +158,8 @@ def main() -> int:
         "cpu_speedup": round(statistics.median(naive_cpu) / statistics.median(fast_cpu), 2),
         "cold_p50_s": round(statistics.median(cold), 3), "cold_cpu_p50_s": round(statistics.median(cold_cpu), 3),
         "max_total_diff": float(f"{max(diffs):.2e}"), "same_order": f"{same_order}/{len(fast)}",
-        "prefix_tokens_p50": statistics.median(prefix_tokens), "queries": len(fast), "threads": args.threads, "int8": args.int8, "kb": kb, "paragraphs": source,
+        "prefix_tokens_p50": statistics.median(prefix_tokens), "queries": len(fast), "threads": args.threads,
+        "precision": settings.lm_precision, "kb": kb, "paragraphs": source,
     }
     if not args.json:
         print(f"fast p50 {p50:.2f} s, p95 {p95:.2f} s; naive p50 {naive_p50:.2f} s; speedup {figures['speedup']}x "

@@ -14,6 +14,7 @@
 | kb              | QUILL_KB               | "starter"                                  |
 | embedding_model | QUILL_EMBEDDING_MODEL  | "minilm" (packaged); "use" = multilingual  |
 | lm_model        | QUILL_LM_MODEL         | "smollm2" (packaged GGUF)                  |
+| lm_precision    | QUILL_LM_PRECISION     | "int8" (scoring; "float32" = exact)        |
 | chroma_host     | QUILL_CHROMA_HOST      | "" (embedded persistent client)            |
 | chroma_port     | QUILL_CHROMA_PORT      | 8000                                       |
 | port            | QUILL_PORT             | 8501                                       |
@@ -57,6 +58,7 @@ class Settings:
     kb: str = "starter"
     embedding_model: str = "minilm"
     lm_model: str = "smollm2"
+    lm_precision: str = "int8"
     chroma_host: str = ""
     chroma_port: int = 8000
     port: int = 8501

@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .config import Settings
-from .errors import ModelError
+from .errors import ConfigError, ModelError
 
-__all__ = ["load_causal_lm", "smollm2_gguf", "SMOLLM2", "NLL", "PassageNLL", "PerplexityScorer", "right_window",
-           "quantize_int8"]
+__all__ = ["load_causal_lm", "smollm2_gguf", "SMOLLM2", "NLL", "PassageNLL", "PerplexityScorer", "right_window"]
 
 SMOLLM2 = "smollm2"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -53,8 +52,9 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def load_causal_lm(settings: Settings) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` for ``settings.lm_model``, loaded once per process (thread-safe).
+def load_causal_lm(settings: Settings, *, int8: bool = False) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for ``settings.lm_model``, loaded once per process (thread-safe); with ``int8``, its
+    :func:`quantize_int8` copy (also made once).
 
     The tokenizer keeps its chat template (``tokenizer.apply_chat_template`` works for the instruct models).
     Raises :class:`ModelError` when the model cannot be found or loaded.
@@ -72,6 +72,13 @@ def load_causal_lm(settings: Settings) -> tuple[Any, Any]:
                 _cache[cache_key] = _load_smollm2(settings)
             else:
                 _cache[cache_key] = _load_pretrained(name)
+        if int8:
+            if cache_key + "#int8" not in _cache:
+                from .int8 import quantize_int8
+
+                model, tokenizer = _cache[cache_key]
+                _cache[cache_key + "#int8"] = (quantize_int8(model), tokenizer)
+            cache_key += "#int8"
         return _cache[cache_key]
 
 
@@ -221,14 +228,15 @@ class PerplexityScorer:
     real token is scored too (no NaN for a quote at the very start). Ranges never mix: a token belongs to the
     quote's head when it ends within its first ``head_chars`` characters.
 
-    ``quantize=True`` runs a dynamically int8-quantized copy of the model's linear layers except the vocabulary
-    projection (about 1.4x faster on CPU, but NLLs move: correlation ~0.84 with float32 on QUILL passages, so
-    it is off by default). The model is loaded lazily from ``settings`` unless ``model`` and ``tokenizer`` are given.
+    ``quantize`` runs an int8 copy of the model (:func:`quill_core.int8.quantize_int8`); by default it
+    follows ``settings.lm_precision`` (``"int8"``, the default, or ``"float32"``) for the model the scorer loads
+    itself, and is off for an injected model.
+    The model is loaded lazily from ``settings`` unless ``model`` and ``tokenizer`` are given.
     """
 
     def __init__(self, settings: Settings | None = None, *, model: Any = None, tokenizer: Any = None,
                  head_chars: int = 5, max_prefix_tokens: int = 128, max_after_tokens: int = 32,
-                 max_quote_tokens: int = 64, batch_size: int = 8, quantize: bool = False,
+                 max_quote_tokens: int = 64, batch_size: int = 8, quantize: bool | None = None,
                  cache_size: int = 50_000) -> None:
         self.settings = settings
         self._model = model
@@ -238,6 +246,11 @@ class PerplexityScorer:
         self.max_after_tokens = max_after_tokens
         self.max_quote_tokens = max_quote_tokens
         self.batch_size = max(1, batch_size)
+        precision = settings.lm_precision if settings else "float32"
+        if precision not in ("int8", "float32"):
+            raise ConfigError(f"QUILL_LM_PRECISION must be int8 or float32, got {precision!r}")
+        if quantize is None:  # an injected model is used as given
+            quantize = precision == "int8" and model is None
         self.quantize = quantize
         self.name = (settings.lm_model if settings else getattr(getattr(model, "config", None), "_name_or_path", "lm"))
         self._lock = threading.RLock()
@@ -252,10 +265,12 @@ class PerplexityScorer:
             if self._model is None or self._tokenizer is None:
                 if self.settings is None:
                     raise ModelError("PerplexityScorer needs settings or a model and a tokenizer")
-                model, tokenizer = load_causal_lm(self.settings)
+                model, tokenizer = load_causal_lm(self.settings, int8=self.quantize and self._model is None)
                 self._model = self._model or model
                 self._tokenizer = self._tokenizer or tokenizer
             if self.quantize and not getattr(self._model, "_quill_int8", False):
+                from .int8 import quantize_int8
+
                 self._model = quantize_int8(self._model)
             if self._start is None:
                 self._start = _start_token(self._tokenizer)
@@ -350,7 +365,8 @@ class PerplexityScorer:
     def _disk_key(self, texts: Sequence[str]) -> dict[str, str]:
         import hashlib
 
-        salt = f"{self.name}\x1f{self.head_chars}\x1f{self.max_quote_tokens}\x1f{int(self.quantize)}\x1f"
+        precision = "int8-per-token" if self.quantize else 0  # 0: what float32 keys always held
+        salt = f"{self.name}\x1f{self.head_chars}\x1f{self.max_quote_tokens}\x1f{precision}\x1f"
         return {hashlib.sha1((salt + t).encode("utf-8")).hexdigest(): t for t in texts}
 
     def _disk(self) -> "_NLLCache":
@@ -535,24 +551,3 @@ def _start_token(tokenizer: Any) -> int:
         if isinstance(tid, int):
             return tid
     raise ModelError("the language model's tokenizer has no start, BOS or EOS token to score from")
-
-
-def quantize_int8(model: Any) -> Any:
-    """A copy of ``model`` whose ``nn.Linear`` layers, except the vocabulary projection (the most sensitive one),
-    are dynamically quantized to int8 (CPU; weights per tensor, activations per batch)."""
-    import copy
-    import warnings
-
-    import torch
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-            spec = {name: torch.ao.quantization.default_dynamic_qconfig for name, module in model.named_modules()
-                    if isinstance(module, torch.nn.Linear) and module is not head}
-            quantized = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), spec, dtype=torch.qint8)
-        except (AttributeError, RuntimeError) as exc:
-            raise ModelError(f"int8 quantization is unavailable in this torch build: {exc}") from exc
-    quantized._quill_int8 = True
-    return quantized

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from quill_core import Settings
-from quill_core.errors import ModelError
-from quill_core.lm import NLL, PerplexityScorer, load_causal_lm, quantize_int8, right_window
+from quill_core.errors import ConfigError, ModelError
+from quill_core.int8 import Int8Linear, quantize_int8
+from quill_core.lm import NLL, PerplexityScorer, load_causal_lm, right_window
 from tests.fakes import CharTokenizer
 
 VOCAB = 260
@@ -162,14 +163,37 @@ def test_right_window_takes_the_next_sentence_with_words():
     assert len(right_window("word " * 100, max_chars=40)) <= 40
 
 
-def test_int8_copy_keeps_the_vocabulary_projection_and_stays_close(tiny):
+def test_int8_copy_stays_close_and_does_not_depend_on_the_batch(tiny):
     model, tok = tiny
     q = quantize_int8(model)
-    assert isinstance(q.get_output_embeddings(), torch.nn.Linear)  # not quantized
-    assert model.model.layers[0].mlp.up_proj.__class__ is torch.nn.Linear  # the original is untouched
-    a = PerplexityScorer(model=model, tokenizer=tok).score(BEFORE, QUOTES[:1], AFTER)[0]
-    b = PerplexityScorer(model=q, tokenizer=tok).score(BEFORE, QUOTES[:1], AFTER)[0]
-    assert abs(a.whole.mean - b.whole.mean) < 0.1
+    assert isinstance(q.model.layers[0].mlp.down_proj, Int8Linear) and isinstance(q.lm_head, Int8Linear)
+    assert type(model.model.layers[0].mlp.down_proj) is torch.nn.Linear  # the original is untouched
+    exact = PerplexityScorer(model=model, tokenizer=tok).score(BEFORE, QUOTES, AFTER)
+    batched = PerplexityScorer(model=q, tokenizer=tok, batch_size=4).score(BEFORE, QUOTES, AFTER)
+    alone = PerplexityScorer(model=q, tokenizer=tok, batch_size=1).score(BEFORE, QUOTES, AFTER)
+    naive = PerplexityScorer(model=q, tokenizer=tok).score_naive(BEFORE, QUOTES, AFTER)
+    for e, b, a, n in zip(exact, batched, alone, naive):
+        assert abs(e.whole.mean - b.whole.mean) < 0.05  # close to float32
+        assert abs(b.whole.total - a.whole.total) < 1e-3 and abs(b.whole.total - n.whole.total) < 1e-3
+
+
+def test_int8_linear_rows_are_independent():
+    torch.manual_seed(1)
+    linear = torch.nn.Linear(24, 10)
+    layer = Int8Linear(linear)
+    x = torch.randn(5, 24) * torch.tensor([1.0, 100.0, 0.01, 1.0, 5.0])[:, None]  # very different row scales
+    together = layer(x)
+    for i in range(5):
+        assert torch.allclose(layer(x[i : i + 1])[0], together[i])
+        assert torch.allclose(together[i], linear(x[i]), rtol=0.05, atol=0.05 * float(x[i].abs().max()))
+
+
+def test_precision_follows_the_settings(tmp_path, monkeypatch):
+    assert PerplexityScorer(Settings.load(home=tmp_path)).quantize  # int8 by default
+    monkeypatch.setenv("QUILL_LM_PRECISION", "float32")
+    assert not PerplexityScorer(Settings.load(home=tmp_path)).quantize
+    with pytest.raises(ConfigError, match="int8 or float32"):
+        PerplexityScorer(Settings.load(home=tmp_path, lm_precision="fp8"))
 
 
 def test_unknown_model_name_is_a_model_error(tmp_path):
