@@ -167,6 +167,7 @@ def test_int8_copy_stays_close_and_does_not_depend_on_the_batch(tiny):
     model, tok = tiny
     q = quantize_int8(model)
     assert isinstance(q.model.layers[0].mlp.down_proj, Int8Linear) and isinstance(q.lm_head, Int8Linear)
+    assert not isinstance(q.model.layers[0].self_attn.k_proj, torch.nn.Linear)  # q, k, v fused into one product
     assert type(model.model.layers[0].mlp.down_proj) is torch.nn.Linear  # the original is untouched
     exact = PerplexityScorer(model=model, tokenizer=tok).score(BEFORE, QUOTES, AFTER)
     batched = PerplexityScorer(model=q, tokenizer=tok, batch_size=4).score(BEFORE, QUOTES, AFTER)
