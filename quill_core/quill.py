@@ -110,7 +110,8 @@ class Quill:
             for start in range(0, len(wanted), EMBED_BATCH):
                 batch = wanted[start : start + EMBED_BATCH]
                 vectors = self.embedder.embed_batch([q.text for q in batch])
-                store.upsert(name, [q.id for q in batch], vectors, documents=[q.text for q in batch],
+                # ids, vectors and the filter fields only: the KB holds the text (documents would double the write)
+                store.upsert(name, [q.id for q in batch], vectors,
                              metadatas=[{"lang": q.lang, "author": author_key(q.author)} for q in batch])
                 if progress:
                     done = min(start + EMBED_BATCH, len(wanted))
@@ -124,12 +125,14 @@ class Quill:
         query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
         return self.search(query_text(query), k=k, filters=filters)
 
-    def search(self, text: str, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
-        """Dense nearest neighbours of a free text (also used to look quotes up when verifying)."""
+    def search(self, text: str, *, k: int = 10, filters: Filters | None = None,
+               vector: Any = None) -> list[Candidate]:
+        """Dense nearest neighbours of a free text (also used to look quotes up when verifying); ``vector`` is the
+        text's embedding when the caller already has it."""
         self.index()
         filters = filters or Filters()
         where = _where(filters)
-        vector = self.embedder.embed_batch([text])[0]
+        vector = self.embedder.embed_batch([text])[0] if vector is None else vector
         allowed = self.kb.ids(topic=filters.topic, author=filters.author, lang=filters.lang) if filters.topic else None
         hits = self.store.query(self.collection, vector, k=k, where=where, ids=allowed)
         quotes = {q.id: q for q in self.kb.get([i for i, _ in hits])}

@@ -426,11 +426,12 @@ def assess(quote: str, author: str, matches: Sequence[Quote], *, threshold: floa
 # -- the facade's entry points (Quill.suggest / Quill.score delegate here) ------------------------------------------
 def build_pool(quill: Any, query: Query, *, k: int, filters: Any = None) -> Pool:
     """Dense and lexical candidates of ``quill``'s knowledge base for ``query`` (the same filters on both), with the
-    cosine of every candidate (lexical-only ones are embedded on the spot)."""
+    cosine of every candidate (lexical-only ones from their stored vectors, embedded on the spot if absent)."""
     from .quill import query_text
 
     text = query_text(query)
-    dense = quill.retrieve(query, k=k, filters=filters)
+    vector = quill.embedder.embed_batch([text])[0]
+    dense = quill.search(text, k=k, filters=filters, vector=vector)
     allowed = None
     if filters is not None and (filters.author or filters.lang or filters.topic):
         allowed = set(quill.kb.ids(author=filters.author, lang=filters.lang, topic=filters.topic))
@@ -439,9 +440,11 @@ def build_pool(quill: Any, query: Query, *, k: int, filters: Any = None) -> Pool
     lexical = tuple(Candidate(quotes[i], s, retriever="bm25") for i, s in hits if i in quotes)
     cosine = {c.quote.id: c.similarity for c in dense}
     missing = [c.quote for c in lexical if c.quote.id not in cosine]
-    if missing:
-        vectors = quill.embedder.embed_batch([text] + [q.text for q in missing])
-        cosine.update({q.id: float(v @ vectors[0]) for q, v in zip(missing, vectors[1:])})
+    stored = quill.store.vectors(quill.collection, [q.id for q in missing])
+    unstored = [q for q in missing if q.id not in stored]
+    if unstored:
+        stored.update(zip([q.id for q in unstored], quill.embedder.embed_batch([q.text for q in unstored])))
+    cosine.update({q.id: float(stored[q.id] @ vector) for q in missing})
     return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine)
 
 

@@ -281,7 +281,7 @@ class SourceLibrary:
             if not batch:
                 return
             vectors = embedder.embed_batch([p.text for _, p, _ in batch])
-            store.upsert(coll, [i for i, _, _ in batch], vectors, documents=[p.text for _, p, _ in batch],
+            store.upsert(coll, [i for i, _, _ in batch], vectors,  # the text stays in the source files
                          metadatas=[{"source": p.source, "doc": p.doc, "start": p.start, "end": p.end,
                                      "author": a} for _, p, a in batch])
             done += len(batch)

@@ -18,6 +18,9 @@ from .errors import StoreError
 __all__ = ["VectorStore", "collection_name"]
 
 UPSERT_BATCH = 2000
+# HNSW search breadth. Chroma's default (100) finds 97.6% of the exact top 20 on the starter KB's vectors, 150 finds
+# 99.1% for about 0.4 ms more per query (bench/retrieval.py). Applied to new collections and to existing ones on open.
+EF_SEARCH = 150
 
 
 def collection_name(kind: str, kb: str, embedder: str) -> str:
@@ -59,12 +62,15 @@ class VectorStore:
             raise StoreError(f"cannot open the Chroma store ({where}): {exc}") from exc
 
     def collection(self, name: str) -> Any:
-        """Get or create a cosine collection."""
+        """Get or create a cosine collection searched with ``EF_SEARCH`` (set on collections made before it changed)."""
         with self._lock:
             coll = self._collections.get(name)
         if coll is None:
             try:
-                coll = self.client.get_or_create_collection(name=name, metadata={"hnsw:space": "cosine"})
+                coll = self.client.get_or_create_collection(
+                    name=name, configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}})
+                if ((coll.configuration_json or {}).get("hnsw") or {}).get("ef_search") != EF_SEARCH:
+                    coll.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
             except Exception as exc:
                 raise StoreError(f"cannot open collection {name!r}: {exc}") from exc
             with self._lock:
@@ -117,8 +123,8 @@ class VectorStore:
               ids: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """The ``k`` nearest ids with their cosine similarity, best first; ``ids`` restricts the search to those."""
         coll = self.collection(name)
-        if k <= 0 or coll.count() == 0 or (ids is not None and not ids):
-            return []
+        if k <= 0 or (ids is not None and not ids):
+            return []  # (no count() round trip: it costs more than the search on large collections; empty is fine)
         try:
             res = coll.query(query_embeddings=[np.asarray(embedding, dtype=np.float32)], n_results=k,
                              where=dict(where) if where else None, ids=list(ids) if ids is not None else None,
@@ -127,7 +133,9 @@ class VectorStore:
             raise StoreError(f"query on {name!r} failed: {exc}") from exc
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
 
-    def documents(self, name: str, ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
-        """Documents and metadata of ``ids`` (missing ids are absent from the result)."""
-        res = self.collection(name).get(ids=list(ids), include=["documents", "metadatas"])
-        return {i: (d or "", dict(m or {})) for i, d, m in zip(res["ids"], res["documents"], res["metadatas"])}
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``ids`` (missing ids are absent from the result)."""
+        if not ids:
+            return {}
+        res = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(res["ids"], res["embeddings"])}

@@ -70,3 +70,18 @@ def test_index_does_not_reembed_an_unchanged_kb(settings):
 def test_bad_paragraph_is_a_clear_error(quill):
     with pytest.raises(InputError, match="empty"):
         quill.retrieve("   ")
+
+
+def test_an_empty_collection_answers_with_no_hits(any_quill):
+    empty = Quill(Settings.load(home=any_quill.settings.home, kb="empty", chroma_host=any_quill.settings.chroma_host,
+                                chroma_port=any_quill.settings.chroma_port), embedder=FakeEmbedder())
+    assert empty.retrieve("Anything at all. [Q]", k=5) == []
+    assert empty.store.query(empty.collection, FakeEmbedder().embed_batch(["x"])[0], k=5) == []
+
+
+def test_the_quote_collection_keeps_vectors_and_filter_fields_not_the_text(quill):
+    quill.index()
+    got = quill.store.collection(quill.collection).get(include=["documents", "metadatas"])
+    assert len(got["ids"]) == len(SAMPLE_QUOTES)
+    assert not any(got["documents"])  # the knowledge base holds the text
+    assert {m["lang"] for m in got["metadatas"]} == {"en", "zh"}
