@@ -230,8 +230,9 @@ class PerplexityScorer:
 
     ``quantize`` runs an int8 copy of the model (:func:`quill_core.int8.quantize_int8`); by default it
     follows ``settings.lm_precision`` (``"int8"``, the default, or ``"float32"``) for the model the scorer loads
-    itself, and is off for an injected model.
-    The model is loaded lazily from ``settings`` unless ``model`` and ``tokenizer`` are given.
+    itself, and is off for an injected model. In int8 the fast and naive paths agree to about 0.01 on a ranking total
+    (an occasional rounding flip); in float32, to float tolerance. The model is loaded lazily from ``settings``
+    unless ``model`` and ``tokenizer`` are given.
     """
 
     def __init__(self, settings: Settings | None = None, *, model: Any = None, tokenizer: Any = None,
