@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterator
 import streamlit as st
 
 from quill_core import InputError, Quill, QuillError, Settings, Span
-from quill_core.spans import highlight
-from quill_core.text import decode_text
+from quill_core._spans import highlight
+from quill_core._text import decode_text
 
 __all__ = [
     "ASSETS", "MAX_UPLOAD_BYTES", "MAX_IMPORT_BYTES", "ProgressBar", "app_started", "guard", "kb_write",
@@ -133,7 +133,7 @@ def sample(name: str) -> str:
     return (ASSETS / name).read_text(encoding="utf-8").strip()
 
 
-# -- highlighting: quill_core.spans.highlight is the ONLY path by which user text becomes HTML ----------------
+# -- highlighting: quill_core._spans.highlight is the ONLY path by which user text becomes HTML ----------------
 def show_highlight(text: str, spans: list[Span | tuple[int, int]], *, key: str) -> None:
     """``text`` in a bordered box with ``spans`` marked (escaped HTML from the core's highlighter)."""
     st.container(key=key, border=True).html(highlight(text, spans))

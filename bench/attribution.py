@@ -29,13 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from quill_core.attribution import (  # noqa: E402
+from quill_core._attribution import (  # noqa: E402
     JudgeEntailer,
     LMEntailer,
     NLIEntailer,
     localized_entailment,
 )
-from quill_core.config import Settings  # noqa: E402
+from quill_core._config import Settings  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "nli_pairs.jsonl"
 
@@ -133,13 +133,13 @@ def main() -> None:
             backends.append(Lexical())
         elif name in ("lm-pmi", "lm-pmi-whole"):
             if scorer is None:
-                from quill_core.lm import PerplexityScorer
+                from quill_core._lm import PerplexityScorer
 
                 scorer = PerplexityScorer(settings)
             lm = LMEntailer(scorer)
             backends.append(lm if name == "lm-pmi" else Whole(lm, "lm-pmi-whole"))
         elif name == "judge-local":
-            from quill_core.generate import load_generator
+            from quill_core._generate import load_generator
 
             judge = JudgeEntailer(load_generator(settings))
             judge.name = "judge-local"

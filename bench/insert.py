@@ -26,12 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from quill_core.attribution import LMEntailer  # noqa: E402
-from quill_core.config import Settings  # noqa: E402
-from quill_core.generate import load_generator  # noqa: E402
-from quill_core.insert import insert  # noqa: E402
-from quill_core.lm import PerplexityScorer  # noqa: E402
-from quill_core.types import Quote  # noqa: E402
+from quill_core._attribution import LMEntailer  # noqa: E402
+from quill_core._config import Settings  # noqa: E402
+from quill_core._generate import load_generator  # noqa: E402
+from quill_core._insert import insert  # noqa: E402
+from quill_core._lm import PerplexityScorer  # noqa: E402
+from quill_core._types import Quote  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "insert_paragraphs.jsonl"
 

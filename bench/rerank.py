@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from quill_core import Quill, Settings  # noqa: E402
-from quill_core.rank import Measurement, build_pool, candidates_for, kb_assessment, order  # noqa: E402
-from quill_core.rank import prepare  # noqa: E402
-from quill_core.text import parse_query  # noqa: E402
+from quill_core._rank import Measurement, build_pool, candidates_for, kb_assessment, order  # noqa: E402
+from quill_core._rank import prepare  # noqa: E402
+from quill_core._query import parse_query  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 PARAGRAPHS = [

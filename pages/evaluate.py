@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from quill_core.rank import RANKERS
+from quill_core._rank import RANKERS
 
 state = st.session_state
 SAMPLE = "eval_sample.jsonl"

@@ -12,8 +12,8 @@ import streamlit as st
 
 import ui
 from quill_core import ImportReport
-from quill_core.kb import FORMATS
-from quill_core.sources import BUNDLED as BUNDLED_SOURCES
+from quill_core._kb import FORMATS
+from quill_core._sources import BUNDLED as BUNDLED_SOURCES
 
 ANY = "Any"
 PAGE_SIZE = 50

@@ -11,7 +11,7 @@ import streamlit as st
 
 import ui
 from quill_core import MARKER, Filters, Span, Suggestion
-from quill_core.rank import RANKERS, Weights
+from quill_core._rank import RANKERS, Weights
 
 ANY = "Any"
 RANKER_NAMES = {"vanilla": "Semantic similarity", "bm25": "Keyword match (BM25)",

@@ -3,9 +3,9 @@
 The public API is what ``__all__`` lists; every module not named here is private to the package.
 """
 
-from .config import Settings
-from .embed import Embedder, SentenceTransformerEmbedder, USEEmbedder, load_embedder
-from .errors import (
+from ._config import Settings
+from ._embed import Embedder, SentenceTransformerEmbedder, USEEmbedder, load_embedder
+from ._errors import (
     ConfigError,
     GenerationError,
     ImportFormatError,
@@ -15,20 +15,21 @@ from .errors import (
     QuillError,
     StoreError,
 )
-from .attribution import Entailer, JudgeEntailer, LMEntailer, NLIEntailer, load_entailer, localized_entailment
-from .generate import Generator, OpenAIChatGenerator, TransformersGenerator, load_generator
-from .insert import insert
-from .kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
-from .evaluate import EvalReport, EvalRow, RankerMetrics, evaluate, load_dataset, write_report
-from .lexical import LexicalIndex
-from .lm import NLL, PassageNLL, PerplexityScorer, load_causal_lm
-from .rank import RANKERS, Weights
-from .quill import Quill
-from .sources import Provenance, SourceInfo, SourceLibrary
-from .spans import closest_span, highlight, locate
-from .store import VectorStore
-from .text import MARKER, detect_lang, parse_query, split_sentences
-from .types import (
+from ._attribution import Entailer, JudgeEntailer, LMEntailer, NLIEntailer, load_entailer, localized_entailment
+from ._generate import Generator, OpenAIChatGenerator, TransformersGenerator, load_generator
+from ._insert import insert
+from ._kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
+from ._evaluate import EvalReport, EvalRow, RankerMetrics, evaluate, load_dataset, write_report
+from ._lexical import LexicalIndex
+from ._lm import NLL, PassageNLL, PerplexityScorer, load_causal_lm
+from ._rank import RANKERS, Weights
+from ._quill import Quill
+from ._sources import Provenance, SourceInfo, SourceLibrary
+from ._spans import closest_span, highlight, locate
+from ._store import VectorStore
+from ._text import detect_lang, split_sentences
+from ._query import MARKER, parse_query
+from ._types import (
     Candidate,
     Criterion,
     Draft,
@@ -42,7 +43,7 @@ from .types import (
     Span,
     Suggestion,
 )
-from .verify import DiffOp, Quotation, Verification, find_quotations, verify
+from ._verify import DiffOp, Quotation, Verification, find_quotations, verify
 
 __all__ = [
     # facade and settings

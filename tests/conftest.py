@@ -34,7 +34,7 @@ def quill(settings: Settings, fake_embedder: FakeEmbedder) -> Quill:
 @pytest.fixture
 def run_cli(tmp_path, capsys):
     """Run ``quill ARGS`` in-process over a tmp home with the fake embedder; returns (exit code, stdout, stderr)."""
-    from quill_core.cli import main
+    from quill_core._cli import main
 
     def _run(*argv):
         code = main(["--home", str(tmp_path / "home"), *argv], make_quill=lambda s: Quill(s, embedder=FakeEmbedder()))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from quill_core import Quill, Quote, Settings
-from quill_core.attribution import LMEntailer, localized_many, quote_evidence
-from quill_core.lm import PerplexityScorer
+from quill_core._attribution import LMEntailer, localized_many, quote_evidence
+from quill_core._lm import PerplexityScorer
 
 pytestmark = pytest.mark.slow
 

@@ -8,11 +8,11 @@ import math
 import pytest
 
 from quill_core import Quill, Settings
-from quill_core import lm
-from quill_core.lm import PerplexityScorer, load_causal_lm
-from quill_core.rank import criteria, measure
-from quill_core.text import parse_query
-from quill_core.types import Candidate, Quote
+from quill_core import _lm as lm
+from quill_core._lm import PerplexityScorer, load_causal_lm
+from quill_core._rank import criteria, measure
+from quill_core._query import parse_query
+from quill_core._types import Candidate, Quote
 from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
 
 pytestmark = pytest.mark.slow

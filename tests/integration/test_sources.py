@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quill_core import Quill, Quote, Settings, load_embedder
-from quill_core.sources import SourceLibrary
+from quill_core._sources import SourceLibrary
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from quill_core.config import Settings
-from quill_core.kb import KnowledgeBase, build_tier
-from quill_core.kb.tiers import STARTER_MAX_CHARS, spam_reason
+from quill_core._config import Settings
+from quill_core._kb import KnowledgeBase, build_tier
+from quill_core._kb.tiers import STARTER_MAX_CHARS, spam_reason
 
 pytestmark = pytest.mark.slow
 

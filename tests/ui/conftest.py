@@ -33,11 +33,11 @@ from quill_core import (
     Suggestion,
     parse_query,
 )
-from quill_core.evaluate import EvalReport, RankerMetrics, load_dataset
-from quill_core.sources import Provenance, SourceInfo
-from quill_core.spans import locate
-from quill_core.text import author_key
-from quill_core.verify import Verification, word_diff
+from quill_core._evaluate import EvalReport, RankerMetrics, load_dataset
+from quill_core._sources import Provenance, SourceInfo
+from quill_core._spans import locate
+from quill_core._names import author_key
+from quill_core._verify import Verification, word_diff
 from tests.fakes import SAMPLE_QUOTES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -107,7 +107,7 @@ def test_the_cli_browses_like_the_library_page(tmp_path, monkeypatch, capsys, se
 
     import ui
     from quill_core import Quill, Settings
-    from quill_core.cli import main
+    from quill_core._cli import main
     from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
     from tests.ui.conftest import APP
 

@@ -24,7 +24,7 @@ def test_every_quotation_gets_a_verdict_canonical_text_and_a_diff(open_app):
     assert "William Shakespeare" in md  # the canonical author of the misquote
     assert "~~question~~ **problem**" in md  # the core's word diff of the misquote
     assert [m.value for m in at.metric][:2] == ["3", "1"]
-    # the draft, with each quotation highlighted (escaped HTML from quill_core.spans.highlight)
+    # the draft, with each quotation highlighted (escaped HTML from quill_core._spans.highlight)
     view = "".join(h.value for h in at.html if "<mark" in h.value)
     assert view.count("<mark") == 3
     assert 'class="quill-near">To be or not to be' in view  # coloured by verdict
@@ -73,8 +73,8 @@ def test_a_draft_full_of_markup_stays_text(open_app):
 
 
 def test_a_huge_draft_is_one_clear_error(open_app, fake):
-    def too_long(draft, *, threshold=75.0, k=8):  # the real limit check (quill_core.verify)
-        from quill_core.verify import verify
+    def too_long(draft, *, threshold=75.0, k=8):  # the real limit check (quill_core._verify)
+        from quill_core._verify import verify
 
         return verify(draft, kb=fake.kb)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quill_core import ModelError, Quote
-from quill_core.sources import SourceInfo
+from quill_core._sources import SourceInfo
 from tests.ui.conftest import XSS, errors, raw_markup
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quill_core.attribution import (
+from quill_core._attribution import (
     JudgeEntailer,
     LMEntailer,
     NLIEntailer,
@@ -19,11 +19,11 @@ from quill_core.attribution import (
     parse_judgement,
     quote_evidence,
 )
-from quill_core.config import Settings
-from quill_core.errors import ConfigError, ModelError
-from quill_core.generate import OpenAIChatGenerator
-from quill_core.lm import NLL, PassageNLL
-from quill_core.types import Quote
+from quill_core._config import Settings
+from quill_core._errors import ConfigError, ModelError
+from quill_core._generate import OpenAIChatGenerator
+from quill_core._lm import NLL, PassageNLL
+from quill_core._types import Quote
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nli_pairs.jsonl"
 

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from quill_core.config import Settings
-from quill_core.errors import ConfigError, GenerationError
-from quill_core.generate import OpenAIChatGenerator, TransformersGenerator, load_generator
+from quill_core._config import Settings
+from quill_core._errors import ConfigError, GenerationError
+from quill_core._generate import OpenAIChatGenerator, TransformersGenerator, load_generator
 
 
 class ChatServer:

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quill_core.errors import GenerationError, InputError
-from quill_core.insert import FLUENCY_GATE, compose, insert, template_sentence
-from quill_core.lm import NLL, PassageNLL
-from quill_core.types import Quote
+from quill_core._errors import GenerationError, InputError
+from quill_core._insert import FLUENCY_GATE, compose, insert, template_sentence
+from quill_core._lm import NLL, PassageNLL
+from quill_core._types import Quote
 
 EINSTEIN = Quote("Imagination is more important than knowledge.", "Albert Einstein")
 CONFUCIUS = Quote("学而不思则罔，思而不学则殆。", "孔子", work="论语", lang="zh")

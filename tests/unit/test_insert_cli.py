@@ -7,8 +7,8 @@ import json
 import pytest
 
 from quill_core import Quill, Quote
-from quill_core.cli import main
-from quill_core.errors import InputError
+from quill_core._cli import main
+from quill_core._errors import InputError
 from tests.fakes import SAMPLE_QUOTES
 from tests.unit.test_insert import FakeEntailer, FakeGenerator, FakeScorer
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quill_core.kb.clean import (
+from quill_core._kb.clean import (
     MAX_TEXT_CHARS,
     clean_author,
     clean_text,
@@ -17,8 +17,8 @@ from quill_core.kb.clean import (
     make_quote,
     text_key,
 )
-from quill_core.text import key, normalize
-from quill_core.types import quote_id
+from quill_core._text import key, normalize
+from quill_core._types import quote_id
 
 
 @pytest.mark.parametrize(

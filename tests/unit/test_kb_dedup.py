@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quill_core.kb import dedup
-from quill_core.text import key
+from quill_core._kb import dedup
+from quill_core._text import key
 
 VARIANT_A = key("You can give without loving, but you can never love without giving.")
 VARIANT_B = key("You can give without loving, but you cannot love without giving.")

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from quill_core.errors import ImportFormatError, InputError, NotFoundError
-from quill_core.kb import KnowledgeBase, Row, detect_format, import_file, import_records
-from quill_core.kb.importers import parse_text
-from quill_core.kb import records as records_module
-from quill_core.types import Quote, RejectedRow
+from quill_core._errors import ImportFormatError, InputError, NotFoundError
+from quill_core._kb import KnowledgeBase, Row, detect_format, import_file, import_records
+from quill_core._kb.importers import parse_text
+from quill_core._kb import records as records_module
+from quill_core._types import Quote, RejectedRow
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "kb"
 

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from quill_core.config import Settings
-from quill_core.errors import InputError, StoreError
-from quill_core.kb import KnowledgeBase
-from quill_core.types import Quote
+from quill_core._config import Settings
+from quill_core._errors import InputError, StoreError
+from quill_core._kb import KnowledgeBase
+from quill_core._types import Quote
 
 BACON = Quote("Knowledge is power.", author="Francis Bacon", topics=("knowledge",), collections=("a",))
 HAMLET = Quote("To be, or not to be, that is the question.", author="William Shakespeare", work="Hamlet",

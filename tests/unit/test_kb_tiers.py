@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from quill_core.errors import InputError, NotFoundError
-from quill_core.kb import KnowledgeBase, build_tier
-from quill_core.kb import tiers
+from quill_core._errors import InputError, NotFoundError
+from quill_core._kb import KnowledgeBase, build_tier
+from quill_core._kb import tiers
 
 GOOD = "Whatever the question, the answer is usually found in quiet work done every single day."
 

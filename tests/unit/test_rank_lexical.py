@@ -1,7 +1,7 @@
 """The BM25 index behind the ``bm25`` and ``hybrid`` rankers."""
 
-from quill_core.lexical import LexicalIndex, tokenize
-from quill_core.types import Quote
+from quill_core._lexical import LexicalIndex, tokenize
+from quill_core._types import Quote
 from tests.fakes import SAMPLE_QUOTES
 
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings as hsettings
 from hypothesis import strategies as st
 
 from quill_core import InputError, NotFoundError, Quill, Quote, Settings
-from quill_core.sources import SourceLibrary, split_passages
-from quill_core.verify import verify
+from quill_core._sources import SourceLibrary, split_passages
+from quill_core._verify import verify
 from tests.fakes import FakeEmbedder
 
 SPEECH = (
@@ -130,7 +130,7 @@ class FakeKB:
         self.quotes = quotes
 
     def by_key(self, text: str) -> list[Quote]:
-        from quill_core.text import key
+        from quill_core._text import key
 
         return [q for q in self.quotes if key(q.text) == key(text)]
 

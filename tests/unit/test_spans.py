@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
 from quill_core import InputError, Span, closest_span, highlight, locate
-from quill_core.spans import _build_view, _norm, score
+from quill_core._spans import _build_view, _norm, score
 
 HAMLET = (
     "HAMLET\n"

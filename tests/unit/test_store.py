@@ -3,7 +3,7 @@
 import numpy as np
 
 from quill_core import Settings, VectorStore
-from quill_core.store import EF_SEARCH
+from quill_core._store import EF_SEARCH
 
 
 def hnsw(store: VectorStore, name: str) -> dict:

@@ -1,8 +1,10 @@
 import pytest
 
 from quill_core import InputError
-from quill_core.text import author_key, clean_author, detect_lang, key, normalize, parse_query, split_sentences
-from quill_core.types import quote_id
+from quill_core._text import detect_lang, key, normalize, split_sentences
+from quill_core._names import author_key, clean_author
+from quill_core._query import parse_query
+from quill_core._types import quote_id
 
 
 def test_normalize_unifies_quotes_dashes_widths_and_space():

@@ -8,9 +8,9 @@ import pytest
 from rapidfuzz import fuzz
 
 from quill_core import InputError
-from quill_core.text import key
-from quill_core.types import Candidate, Quote
-from quill_core.verify import DiffOp, find_quotations, verification_json, verify, word_diff
+from quill_core._text import key
+from quill_core._types import Candidate, Quote
+from quill_core._verify import DiffOp, find_quotations, verification_json, verify, word_diff
 
 QUOTES = [
     Quote("Imagination is more important than knowledge.", "Albert Einstein", lang="en"),

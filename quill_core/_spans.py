@@ -30,10 +30,9 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
-from .errors import InputError
-from .types import Span
+from ._errors import InputError
+from ._types import Span
 
-__all__ = ["VERBATIM", "NEAR", "NOT_FOUND", "locate", "closest_span", "score", "highlight", "split_ellipsis"]
 
 VERBATIM, NEAR, NOT_FOUND = "verbatim", "near", "not_found"
 

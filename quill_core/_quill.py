@@ -7,25 +7,15 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import Settings
-from .embed import Embedder, load_embedder
-from .store import VectorStore, collection_name
-from .text import author_key, normalize, parse_query, split_sentences
-from .types import Candidate, Filters, ImportReport, KBStats, Query, Quote, Suggestion
+from ._config import Settings
+from ._embed import Embedder, load_embedder
+from ._store import VectorStore, collection_name
+from ._names import author_key
+from ._query import parse_query, query_text
+from ._types import Candidate, Filters, ImportReport, KBStats, Query, Quote, Suggestion, Progress
 
-__all__ = ["Quill", "query_text"]
 
-Progress = Callable[[float, str], None]
 EMBED_BATCH = 1024
-QUERY_CONTEXT_CHARS = 600
-
-
-def query_text(query: Query) -> str:
-    """The text retrieval embeds: the last two sentences before the insertion point and the first one after it."""
-    before = split_sentences(query.before)[-2:]
-    after = split_sentences(query.after)[:1]
-    text = " ".join(before + after) or query.text
-    return normalize(text)[-QUERY_CONTEXT_CHARS:]
 
 
 class Quill:
@@ -46,7 +36,7 @@ class Quill:
     def kb(self) -> Any:
         with self._lock:
             if self._kb is None:
-                from .kb import KnowledgeBase
+                from ._kb import KnowledgeBase
 
                 self._kb = KnowledgeBase.open(self.settings)
             return self._kb
@@ -76,7 +66,7 @@ class Quill:
     def import_file(self, path: str | Path, *, format: str = "auto", mapping: dict[str, str] | None = None,
                     collection: str | None = None, progress: Progress | None = None) -> ImportReport:
         """Import a quote file into the knowledge base, then index what is new."""
-        from .kb import import_file
+        from ._kb import import_file
 
         report = import_file(self.kb, path, format=format, mapping=mapping, collection=collection,
                              progress=_scaled(progress, 0.0, 0.5))
@@ -85,7 +75,7 @@ class Quill:
 
     def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
         """Build a bundled tier into this Quill's knowledge base and index it."""
-        from .kb import build_tier
+        from ._kb import build_tier
 
         report = build_tier(self.kb, tier, progress=_scaled(progress, 0.0, 0.3))
         self.index(progress=_scaled(progress, 0.3, 1.0))
@@ -140,12 +130,12 @@ class Quill:
 
     @property
     def lexical(self) -> Any:
-        """The BM25 index (:class:`~quill_core.lexical.LexicalIndex`) of the knowledge base, rebuilt when it changes."""
+        """The BM25 index (:class:`~quill_core._lexical.LexicalIndex`) of the knowledge base, rebuilt when it changes."""
         with self._lock:
             kb = self.kb
             held = self._resources.get("lexical")
             if held is None or held[0] != kb.revision:
-                from .lexical import LexicalIndex
+                from ._lexical import LexicalIndex
 
                 held = (kb.revision, LexicalIndex(kb.iter_quotes()))
                 self._resources["lexical"] = held
@@ -155,42 +145,42 @@ class Quill:
                 weights: Any = None, candidates: int = 20) -> list[Suggestion]:
         """The ``k`` best quotes for the paragraph's insertion point: ``candidates`` retrieved (dense + BM25), then
         ordered by ``ranker`` (``vanilla``, ``bm25``, ``hybrid``, ``quill``, ``default``; see
-        :mod:`quill_core.rank`); ``weights`` (a :class:`~quill_core.rank.Weights` or a name -> weight mapping)
+        :mod:`quill_core._rank`); ``weights`` (a :class:`~quill_core._rank.Weights` or a name -> weight mapping)
         adjusts the default ranker's criteria. Each suggestion carries its breakdown and a one-line ``why``."""
-        from .rank import suggest
+        from ._rank import suggest
 
         return suggest(self, paragraph, k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
 
     def score(self, paragraph: str | Query, quote: str, *, author: str = "", weights: Any = None) -> Suggestion:
         """Every criterion of ``quote`` (attributed to ``author``) inserted at the paragraph's ``[Q]``, including
-        authenticity and credibility against the knowledge base (see :func:`quill_core.rank.score_quote`)."""
-        from .rank import score_quote
+        authenticity and credibility against the knowledge base (see :func:`quill_core._rank.score_quote`)."""
+        from ._rank import score_quote
 
         return score_quote(self, paragraph, quote, author=author, weights=weights)
 
     def evaluate(self, dataset: str | Path, *, rankers: Any = None, limit: int = 0, lang: str = "", kb: str = "none",
                  candidates: int = 20, weights: Any = None, progress: Progress | None = None) -> Any:
         """MRR, Hit@k and NDCG@3 of each ranker on a JSONL evaluation set, overall and per language: an
-        :class:`~quill_core.evaluate.EvalReport` (see :func:`quill_core.evaluate.evaluate_dataset`). The set's gold
+        :class:`~quill_core._evaluate.EvalReport` (see :func:`quill_core._evaluate.evaluate_dataset`). The set's gold
         quotes join the corpus; the knowledge base ``kb`` (default none) is only read."""
-        from .evaluate import evaluate_dataset
-        from .rank import RANKERS
+        from ._evaluate import evaluate_dataset
+        from ._rank import RANKERS
 
         return evaluate_dataset(self, dataset, rankers=rankers or RANKERS, limit=limit, lang=lang, kb=kb,
                                 candidates=candidates, weights=weights, progress=progress)
 
     # -- verify and sources (spans.py, verify.py, sources.py) -----------------------------------------------
     def locate(self, quote: str, text: str, *, threshold: float = 90) -> list[Any]:
-        """Every span of ``text`` where ``quote`` occurs (see :func:`quill_core.spans.locate`)."""
-        from .spans import locate
+        """Every span of ``text`` where ``quote`` occurs (see :func:`quill_core._spans.locate`)."""
+        from ._spans import locate
 
         return locate(quote, text, threshold=threshold)
 
     @property
     def sources(self) -> Any:
-        """The :class:`~quill_core.sources.SourceLibrary` under ``settings.home/sources`` (dense via this Quill's
+        """The :class:`~quill_core._sources.SourceLibrary` under ``settings.home/sources`` (dense via this Quill's
         store and embedder, loaded only when a lookup needs them)."""
-        from .sources import SourceLibrary
+        from ._sources import SourceLibrary
 
         return self._shared("sources", lambda: SourceLibrary(self.settings, store=lambda: self.store,
                                                              embedder=lambda: self.embedder))
@@ -205,8 +195,8 @@ class Quill:
         return self.sources.provenance(quote, threshold=threshold)
 
     def verify(self, draft: str, *, threshold: float = 75.0, k: int = 8) -> list[Any]:
-        """Verdicts on every quotation of ``draft`` (see :func:`quill_core.verify.verify`)."""
-        from .verify import verify
+        """Verdicts on every quotation of ``draft`` (see :func:`quill_core._verify.verify`)."""
+        from ._verify import verify
 
         sources = self.sources if self.sources.list() else None
         return verify(draft, kb=self.kb, neighbours=lambda text, n: self.search(text, k=n), threshold=threshold,
@@ -221,21 +211,21 @@ class Quill:
             return self._resources[name]
 
     def _lm_scorer(self) -> Any:
-        from .lm import PerplexityScorer
+        from ._lm import PerplexityScorer
 
         return self._shared("scorer", lambda: PerplexityScorer(self.settings))
 
     @property
     def generator(self) -> Any:
-        """The sentence generator (``generator=`` resource, else :func:`quill_core.generate.load_generator`)."""
-        from .generate import load_generator
+        """The sentence generator (``generator=`` resource, else :func:`quill_core._generate.load_generator`)."""
+        from ._generate import load_generator
 
         return self._shared("generator", lambda: load_generator(self.settings))
 
     @property
     def entailer(self) -> Any:
-        """The attribution backend (``entailer=`` resource, else :func:`quill_core.attribution.load_entailer`)."""
-        from .attribution import load_entailer
+        """The attribution backend (``entailer=`` resource, else :func:`quill_core._attribution.load_entailer`)."""
+        from ._attribution import load_entailer
 
         return self._shared("entailer", lambda: load_entailer(
             self.settings, scorer=self._lm_scorer() if not self.settings.nli_model else None,
@@ -246,8 +236,9 @@ class Quill:
         up in the knowledge base; a text the knowledge base does not attribute needs ``author``."""
         from dataclasses import replace
 
-        from .errors import InputError
-        from .text import clean_author, detect_lang
+        from ._errors import InputError
+        from ._text import detect_lang
+        from ._names import clean_author
 
         if isinstance(quote, Quote):
             return replace(quote, author=author) if author else quote
@@ -269,8 +260,8 @@ class Quill:
     def insert(self, paragraph: str, quote: Quote | str, *, author: str | None = None, drafts: int = 4,
                progress: Progress | None = None) -> Any:
         """Write one sentence bringing the quote and its author into the paragraph at ``[Q]`` (else at the end);
-        returns an :class:`~quill_core.types.InsertResult` (see :func:`quill_core.insert.insert`)."""
-        from .insert import insert
+        returns an :class:`~quill_core._types.InsertResult` (see :func:`quill_core._insert.insert`)."""
+        from ._insert import insert
 
         quote = self.insert_quote(quote, author=author)
         passage = self._source_passage(quote)

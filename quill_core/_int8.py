@@ -17,9 +17,8 @@ from typing import Any
 
 import torch
 
-from .errors import ModelError
+from ._errors import ModelError
 
-__all__ = ["Int8Linear", "quantize_int8"]
 
 
 # Projections that read the same input in the usual decoder blocks: run as one product (fewer, larger matmuls).

@@ -3,7 +3,7 @@
 Every criterion is a value in [0, 1] (higher is better) computed from a raw measurement, which is kept.
 ``σ(x) = 1 / (1 + exp(-x))``; NLLs are mean nats per token of the *windowed* passage (the last
 ``max_prefix_tokens`` tokens before the insertion point, the quote, the next sentence after it), scored by
-:class:`quill_core.lm.PerplexityScorer` with the candidate really inserted into the text.
+:class:`quill_core._lm.PerplexityScorer` with the candidate really inserted into the text.
 
 - ``relevance``: raw = cosine between the query window and the quote (dense retrieval); value = clip(raw, 0, 1).
 - ``lexical``: raw = BM25 score; value = raw / the best BM25 score among the candidates (0 when absent).
@@ -47,34 +47,11 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import InputError, QuillError
-from .lm import PassageNLL
-from .text import author_key, clean_author
-from .types import Candidate, Criterion, Query, Quote, Suggestion
+from ._errors import InputError, QuillError
+from ._lm import PassageNLL
+from ._names import author_key, clean_author
+from ._types import Candidate, Criterion, Query, Quote, Suggestion
 
-__all__ = [
-    "RANKERS",
-    "Weights",
-    "Pool",
-    "Measurement",
-    "Assessment",
-    "fuse",
-    "measure",
-    "criteria",
-    "order",
-    "assess",
-    "prepare",
-    "inserted",
-    "LM_RANKERS",
-    "candidates_for",
-    "kb_assessment",
-    "quill_value",
-    "total",
-    "why",
-    "build_pool",
-    "suggest",
-    "score_quote",
-]
 
 RANKERS = ("vanilla", "bm25", "hybrid", "quill", "default")
 LM_RANKERS = ("quill", "default")
@@ -388,7 +365,7 @@ def assess(quote: str, author: str, matches: Sequence[Quote], *, threshold: floa
     (e.g. its nearest neighbours). Returns the best-matching KB quote (or None) and the assessment."""
     from rapidfuzz import fuzz
 
-    from .spans import score as span_score
+    from ._spans import score as span_score
 
     best, best_score = None, 0.0
     for candidate in matches:
@@ -427,7 +404,7 @@ def assess(quote: str, author: str, matches: Sequence[Quote], *, threshold: floa
 def build_pool(quill: Any, query: Query, *, k: int, filters: Any = None) -> Pool:
     """Dense and lexical candidates of ``quill``'s knowledge base for ``query`` (the same filters on both), with the
     cosine of every candidate (lexical-only ones from their stored vectors, embedded on the spot if absent)."""
-    from .quill import query_text
+    from ._query import query_text
 
     text = query_text(query)
     vector = quill.embedder.embed_batch([text])[0]
@@ -451,7 +428,7 @@ def build_pool(quill: Any, query: Query, *, k: int, filters: Any = None) -> Pool
 def suggest(quill: Any, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Any = None,
             weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
     """Rank ``candidates`` retrieved quotes with ``ranker`` and return the best ``k`` (see :meth:`Quill.suggest`)."""
-    from .text import parse_query
+    from ._query import parse_query
 
     if ranker not in RANKERS:
         raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
@@ -495,8 +472,9 @@ def score_quote(quill: Any, paragraph: str | Query, quote: str, *, author: str =
                 weights: Weights | Mapping[str, float] | None = None) -> Suggestion:
     """The full breakdown of ``quote`` (attributed to ``author``) inserted at the paragraph's ``[Q]``: the LM
     criteria, plus authenticity and credibility checked against the knowledge base."""
-    from .text import detect_lang, parse_query
-    from .quill import query_text
+    from ._text import detect_lang
+    from ._query import parse_query
+    from ._query import query_text
 
     text = (quote or "").strip()
     if not text:

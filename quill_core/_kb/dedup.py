@@ -1,7 +1,7 @@
 """Near-duplicate detection: Jaccard similarity of character n-grams (QUILL's method), made to scale with MinHash/LSH.
 
 Two quotes are *near duplicates* when the Jaccard similarity of the sets of character :data:`NGRAM`-grams of their
-matching keys (:func:`quill_core.text.key`: case-folded letters and digits only) is at least
+matching keys (:func:`quill_core._text.key`: case-folded letters and digits only) is at least
 :data:`NEAR_DUP_THRESHOLD`, and their authors are compatible (:func:`same_author`). Comparing every pair of ~300k
 quotes is out of the question, so each key gets a MinHash signature of :data:`BANDS` x :data:`ROWS` values
 (multiply-shift hashes of the n-gram codes, numpy-vectorised over whole batches); quotes sharing any band are
@@ -16,10 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..text import author_key
+from .._names import author_key
 
-__all__ = ["NGRAM", "NEAR_DUP_THRESHOLD", "BANDS", "ROWS", "SIG_VERSION", "shingles", "jaccard", "minhashes",
-           "candidate_pairs", "same_author"]
 
 NGRAM = 3
 NEAR_DUP_THRESHOLD = 0.75

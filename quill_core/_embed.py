@@ -14,9 +14,8 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .errors import ModelError
+from ._errors import ModelError
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "USEEmbedder", "load_embedder"]
 
 
 @runtime_checkable

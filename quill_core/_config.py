@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ._errors import ConfigError
 
-__all__ = ["Settings"]
 
 # Never let a library reach for a model hub by default; users who want hub models unset this themselves.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

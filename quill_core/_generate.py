@@ -21,10 +21,9 @@ import threading
 import time
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from .config import Settings
-from .errors import ConfigError, GenerationError
+from ._config import Settings
+from ._errors import ConfigError, GenerationError
 
-__all__ = ["Generator", "Message", "OpenAIChatGenerator", "TransformersGenerator", "load_generator"]
 
 Message = tuple[str, str]
 _ROLES = {"system", "user", "assistant"}
@@ -271,7 +270,7 @@ def load_generator(settings: Settings | None = None) -> Generator:
     lm_settings = dataclasses.replace(settings, lm_model=settings.llm_model) if settings.llm_model else settings
 
     def load() -> tuple[Any, Any]:
-        from .lm import load_causal_lm
+        from ._lm import load_causal_lm
 
         return load_causal_lm(lm_settings)
 

@@ -12,10 +12,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .config import Settings
-from .errors import StoreError
+from ._config import Settings
+from ._errors import StoreError
 
-__all__ = ["VectorStore", "collection_name"]
 
 UPSERT_BATCH = 2000
 # HNSW search breadth. Chroma's default (100) finds 97.6% of the exact top 20 on the starter KB's vectors, 150 finds

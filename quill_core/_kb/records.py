@@ -23,14 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError, StoreError
-from ..text import author_key, key
-from ..types import KBStats, Quote
+from .._config import Settings
+from .._errors import InputError, StoreError
+from .._text import key
+from .._names import author_key
+from .._types import KBStats, Quote
 from . import dedup
 from .clean import MAX_TOPICS, cached_author_key
 
-__all__ = ["KnowledgeBase", "kb_name"]
 
 _SEP = "\x1f"  # separates list items in a column; cleaning removes control characters from every field
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -215,7 +215,7 @@ class KnowledgeBase:
         return [r[0] for r in self._query(f"SELECT id FROM quotes{where} ORDER BY rowid", params)]
 
     def by_key(self, text: str) -> list[Quote]:
-        """Quotes whose matching key (:func:`quill_core.text.key`) equals that of ``text``: one text, any author."""
+        """Quotes whose matching key (:func:`quill_core._text.key`) equals that of ``text``: one text, any author."""
         k = key(text)
         if not k:
             return []

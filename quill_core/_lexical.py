@@ -13,10 +13,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .text import is_cjk, normalize
-from .types import Quote
+from ._text import is_cjk, normalize
+from ._types import Quote
 
-__all__ = ["LexicalIndex", "tokenize"]
 
 _STOP = frozenset(
     "a an and are as at be but by for from had has have he her his i if in into is it its me my no not of on or our "

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .config import Settings
-from .errors import ConfigError, ModelError
+from ._config import Settings
+from ._errors import ConfigError, ModelError
 
-__all__ = ["load_causal_lm", "smollm2_gguf", "SMOLLM2", "NLL", "PassageNLL", "PerplexityScorer", "right_window"]
 
 SMOLLM2 = "smollm2"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -74,7 +73,7 @@ def load_causal_lm(settings: Settings, *, int8: bool = False) -> tuple[Any, Any]
                 _cache[cache_key] = _load_pretrained(name)
         if int8:
             if cache_key + "#int8" not in _cache:
-                from .int8 import quantize_int8
+                from ._int8 import quantize_int8
 
                 model, tokenizer = _cache[cache_key]
                 _cache[cache_key + "#int8"] = (quantize_int8(model), tokenizer)
@@ -228,7 +227,7 @@ class PerplexityScorer:
     real token is scored too (no NaN for a quote at the very start). Ranges never mix: a token belongs to the
     quote's head when it ends within its first ``head_chars`` characters.
 
-    ``quantize`` runs an int8 copy of the model (:func:`quill_core.int8.quantize_int8`); by default it
+    ``quantize`` runs an int8 copy of the model (:func:`quill_core._int8.quantize_int8`); by default it
     follows ``settings.lm_precision`` (``"int8"``, the default, or ``"float32"``) for the model the scorer loads
     itself, and is off for an injected model. In int8 the fast and naive paths agree to about 0.01 on a ranking total
     (an occasional rounding flip); in float32, to float tolerance. The model is loaded lazily from ``settings``
@@ -270,7 +269,7 @@ class PerplexityScorer:
                 self._model = self._model or model
                 self._tokenizer = self._tokenizer or tokenizer
             if self.quantize and not getattr(self._model, "_quill_int8", False):
-                from .int8 import quantize_int8
+                from ._int8 import quantize_int8
 
                 self._model = quantize_int8(self._model)
             if self._start is None:

@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Callable
 
-__all__ = [
-    "Quote",
-    "Query",
-    "Filters",
-    "Candidate",
-    "Criterion",
-    "Suggestion",
-    "Span",
-    "Draft",
-    "InsertResult",
-    "RejectedRow",
-    "ImportReport",
-    "KBStats",
-    "quote_id",
-]
+from ._names import author_key
+from ._text import key
+
+
+
+Progress = Callable[[float, str], None]
+"""A progress callback: ``progress(fraction in [0, 1], message)``."""
 
 
 def quote_id(text: str, author: str = "") -> str:
-    """Stable id of a quote: a hash of its matching key and its author's key (see :func:`quill_core.text.key`)."""
-    from .text import author_key, key
-
+    """Stable id of a quote: a hash of its matching key and its author's key (see :func:`quill_core._text.key`)."""
     digest = hashlib.sha1(f"{key(text)}\x1f{author_key(author)}".encode("utf-8"))
     return digest.hexdigest()[:16]
 

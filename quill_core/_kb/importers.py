@@ -17,7 +17,7 @@ Formats (:data:`FORMATS`; ``"auto"`` looks at the content):
 
 A malformed row is reported with its 1-based line number and skipped; an empty, binary or non-UTF-8 file raises
 :class:`ImportFormatError` before anything is written. The rows then go through
-:func:`quill_core.kb.merge.import_records` (cleaning, merging of duplicates, one transaction).
+:func:`quill_core._kb.merge.import_records` (cleaning, merging of duplicates, one transaction).
 """
 
 from __future__ import annotations
@@ -28,16 +28,14 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from ..errors import ImportFormatError, InputError, NotFoundError
-from ..text import decode_text
-from ..types import ImportReport, RejectedRow
+from .._errors import ImportFormatError, InputError, NotFoundError
+from .._text import decode_text
+from .._types import ImportReport, RejectedRow, Progress
 from .clean import Row
 from .merge import FIELDS, import_records
 from .records import KnowledgeBase
 
-__all__ = ["FORMATS", "GUESSES", "MAX_FILE_BYTES", "MAX_LINE_CHARS", "detect_format", "parse_text", "import_file"]
 
-Progress = Callable[[float, str], None]
 
 FORMATS = ("auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines")
 GUESSES: dict[str, tuple[str, ...]] = {

@@ -21,24 +21,13 @@ from typing import Any, Callable, Protocol, Sequence
 
 from rapidfuzz import fuzz
 
-from .errors import InputError
-from .kb.dedup import same_author
-from .spans import closest_span
-from .text import author_key, clean_author, is_cjk, key, normalize
-from .types import Candidate, Quote
+from ._errors import InputError
+from ._kb.dedup import same_author
+from ._spans import closest_span
+from ._text import is_cjk, key, normalize
+from ._names import author_key, clean_author
+from ._types import Candidate, Quote
 
-__all__ = [
-    "VERBATIM",
-    "MISQUOTED",
-    "MISATTRIBUTED",
-    "UNKNOWN",
-    "DiffOp",
-    "Quotation",
-    "Verification",
-    "find_quotations",
-    "word_diff",
-    "verify",
-]
 
 VERBATIM, MISQUOTED, MISATTRIBUTED, UNKNOWN = "verbatim", "misquoted", "misattributed", "unknown"
 MAX_DRAFT_CHARS = 100_000
@@ -86,12 +75,12 @@ class Verification:
     score: float = 0.0
     diff: tuple[DiffOp, ...] = ()
     quote_id: str = ""
-    source: Any = None  # quill_core.sources.Provenance | None
+    source: Any = None  # quill_core._sources.Provenance | None
     note: str = ""
 
 
 class SourceLookup(Protocol):
-    """What :func:`verify` needs from a source library (see :class:`quill_core.sources.SourceLibrary`)."""
+    """What :func:`verify` needs from a source library (see :class:`quill_core._sources.SourceLibrary`)."""
 
     def find(self, text: str, *, author: str = "") -> Any: ...
 
@@ -355,7 +344,7 @@ def verify(draft: str, *, kb: Any, neighbours: Neighbours | None = None, thresho
 
     ``neighbours(text, k)`` returns the embedding neighbours of a text (e.g. ``Quill.search``); a neighbour
     whose wording scores at least ``threshold`` (0-100) against the quotation makes it ``misquoted`` (or
-    ``verbatim`` when it is an exact excerpt). ``sources`` (a :class:`~quill_core.sources.SourceLibrary`)
+    ``verbatim`` when it is an exact excerpt). ``sources`` (a :class:`~quill_core._sources.SourceLibrary`)
     adds provenance in source texts.
     """
     if draft is None or not draft.strip():

@@ -1,7 +1,7 @@
 """The one path every import takes: clean each record, merge duplicates, write everything in one transaction.
 
-Exact duplicates share an id (:func:`quill_core.types.quote_id`: matching key of the text + author key). Near
-duplicates (:mod:`quill_core.kb.dedup`: character 3-gram Jaccard >= 0.75 and compatible authors) merge into the
+Exact duplicates share an id (:func:`quill_core._types.quote_id`: matching key of the text + author key). Near
+duplicates (:mod:`quill_core._kb.dedup`: character 3-gram Jaccard >= 0.75 and compatible authors) merge into the
 earliest record: a stored one first, else an earlier one of the batch. Merging keeps the first record's text and
 author and unites collections and topics, so a quote attested by several collections lists them all. One
 exception: an attributed copy is never folded into a record without an author; it replaces that record instead
@@ -14,15 +14,13 @@ from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
-from ..errors import InputError
-from ..types import ImportReport, Quote, RejectedRow
+from .._errors import InputError
+from .._types import ImportReport, Quote, RejectedRow, Progress
 from . import dedup
 from .clean import Row, make_quote, text_key
 from .records import KnowledgeBase
 
-__all__ = ["FIELDS", "import_records"]
 
-Progress = Callable[[float, str], None]
 
 FIELDS = ("text", "author", "work", "topics", "lang", "ppl", "popularity")
 """The fields of a record (:class:`Row`), as mapping keys too."""

@@ -18,7 +18,7 @@ Backends (:func:`load_entailer` picks one from the settings):
   own words still scores high (see bench/attribution.py).
 - ``NLIEntailer``: a Hugging Face sequence-classification NLI model by name or path (``QUILL_NLI_MODEL``), the
   probability of its entailment label.
-- ``JudgeEntailer``: an LLM judge through any :class:`~quill_core.generate.Generator` (``QUILL_NLI_MODEL=judge``
+- ``JudgeEntailer``: an LLM judge through any :class:`~quill_core._generate.Generator` (``QUILL_NLI_MODEL=judge``
   uses the OpenAI-compatible endpoint of ``QUILL_LLM_BASE_URL``); it answers a 0-10 support score.
 """
 
@@ -28,22 +28,12 @@ import re
 import threading
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from .config import Settings
-from .errors import ConfigError, ModelError
-from .generate import Generator
-from .text import split_sentences
-from .types import Quote
+from ._config import Settings
+from ._errors import ConfigError, ModelError
+from ._generate import Generator
+from ._text import split_sentences
+from ._types import Quote
 
-__all__ = [
-    "Entailer",
-    "LMEntailer",
-    "NLIEntailer",
-    "JudgeEntailer",
-    "load_entailer",
-    "evidence_windows",
-    "localized_entailment",
-    "quote_evidence",
-]
 
 _CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef“”]")
 
@@ -135,7 +125,7 @@ def quote_evidence(quote: Quote, passage: str = "") -> list[str]:
 class LMEntailer:
     """Support as normalized conditional PMI under a causal LM (see the module docstring).
 
-    ``scorer`` is a :class:`quill_core.lm.PerplexityScorer` (or anything with its ``score`` and ``quote_alone``);
+    ``scorer`` is a :class:`quill_core._lm.PerplexityScorer` (or anything with its ``score`` and ``quote_alone``);
     the premise is the shared prefix, so all claims against one window run in one cached, batched pass.
     """
 
@@ -255,14 +245,14 @@ def parse_judgement(answer: str) -> float:
 def load_entailer(settings: Settings | None = None, *, scorer: Any = None,
                   generator: Generator | None = None) -> Entailer:
     """The attribution backend the settings ask for: ``nli_model`` empty -> :class:`LMEntailer` over ``scorer``
-    (a :class:`~quill_core.lm.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
+    (a :class:`~quill_core._lm.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
     over ``generator`` (default: the OpenAI-compatible endpoint, which must be configured); anything else -> an
     :class:`NLIEntailer` of that name or path."""
     settings = settings or Settings.load()
     choice = settings.nli_model.strip()
     if not choice:
         if scorer is None:
-            from .lm import PerplexityScorer
+            from ._lm import PerplexityScorer
 
             scorer = PerplexityScorer(settings)
         return LMEntailer(scorer)
@@ -270,7 +260,7 @@ def load_entailer(settings: Settings | None = None, *, scorer: Any = None,
         if generator is None:
             if not settings.llm_base_url:
                 raise ConfigError("QUILL_NLI_MODEL=judge needs an LLM endpoint: set QUILL_LLM_BASE_URL")
-            from .generate import load_generator
+            from ._generate import load_generator
 
             generator = load_generator(settings)
         return JudgeEntailer(generator)

@@ -28,15 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .config import Settings
-from .errors import InputError, NotFoundError
-from .spans import locate
-from .text import author_key, decode_text, is_cjk
-from .types import Quote, Span
+from ._config import Settings
+from ._errors import InputError, NotFoundError
+from ._spans import locate
+from ._text import decode_text, is_cjk
+from ._names import author_key
+from ._types import Quote, Span, Progress
 
-__all__ = ["BUNDLED", "Passage", "Provenance", "SourceDoc", "SourceInfo", "SourceLibrary", "split_passages"]
 
-Progress = Callable[[float, str], None]
 
 PASSAGE_CHARS = 1_000
 PASSAGE_OVERLAP = 200
@@ -221,7 +220,7 @@ class SourceLibrary:
         return self._store is not None and self._embedder is not None
 
     def _collection(self) -> tuple[Any, Any, str]:
-        from .store import collection_name
+        from ._store import collection_name
 
         store, embedder = self._resolve(self._store), self._resolve(self._embedder)
         with self._lock:
@@ -392,7 +391,7 @@ class SourceLibrary:
     # -- lookup -------------------------------------------------------------------------------------------------
     def covers(self, author: str) -> str:
         """A description of the sources holding works by ``author`` (e.g. 'the bundled shakespeare source'), or ''."""
-        from .verify import _author_matches
+        from ._verify import _author_matches
 
         if not author_key(author):
             return ""
@@ -406,7 +405,7 @@ class SourceLibrary:
         Dense passage neighbours are checked first (sources whose passages are embedded); then every document by
         ``author`` and every document without embedded passages is scanned (up to a size limit).
         """
-        from .verify import _author_matches
+        from ._verify import _author_matches
 
         if not text or not text.strip():
             return None

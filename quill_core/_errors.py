@@ -15,16 +15,6 @@ stderr and exit code 1, the app into one ``st.error``. Nothing else should escap
 
 from __future__ import annotations
 
-__all__ = [
-    "QuillError",
-    "ConfigError",
-    "InputError",
-    "ImportFormatError",
-    "NotFoundError",
-    "ModelError",
-    "StoreError",
-    "GenerationError",
-]
 
 
 class QuillError(Exception):

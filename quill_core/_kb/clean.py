@@ -3,12 +3,12 @@
 Every importer hands raw fields to :func:`make_quote`, which either returns a clean :class:`Quote` or the reason
 the row is rejected. The rules, in order:
 
-* **Text**: control characters dropped, :func:`quill_core.text.normalize` (NFKC, straight quotes and dashes,
+* **Text**: control characters dropped, :func:`quill_core._text.normalize` (NFKC, straight quotes and dashes,
   full-width punctuation folded, whitespace collapsed), then wrapping quotation marks stripped (“…”, "…", '…',
   「…」, 『…』, «…»; repeatedly, and only when the marks really wrap the whole text).
 * **Length bounds**: a cleaned text must hold at least :data:`MIN_TEXT_CHARS` characters, at least two letters,
   and at most :data:`MAX_TEXT_CHARS` characters; otherwise the row is rejected with the reason.
-* **Author**: :func:`quill_core.text.clean_author` (trailing punctuation, "Anonymous"/"Unknown"/empty unified to
+* **Author**: :func:`quill_core._text.clean_author` (trailing punctuation, "Anonymous"/"Unknown"/empty unified to
   ""), wrapping quotes stripped, then the small alias table :data:`AUTHOR_ALIASES` (spelling variants and pen
   names of a few very often quoted people) maps a variant onto one display name. Longer than
   :data:`MAX_AUTHOR_CHARS` means the field is not a name: rejected.
@@ -16,7 +16,7 @@ the row is rejected. The rules, in order:
 * **Topics**: split on ``,`` ``，`` ``;`` ``；`` ``、`` ``|``, normalized, lower-cased, ``#`` dropped, de-duplicated
   (order kept), at most :data:`MAX_TOPICS` of at most :data:`MAX_TOPIC_CHARS` characters each.
 * **Language**: :func:`guess_lang`; a cheap English test first (ASCII letters and common English function words),
-  :func:`quill_core.text.detect_lang` (seeded langdetect; CJK text is "zh") for everything else.
+  :func:`quill_core._text.detect_lang` (seeded langdetect; CJK text is "zh") for everything else.
 """
 
 from __future__ import annotations
@@ -28,28 +28,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..text import author_key, detect_lang, normalize
-from ..text import clean_author as _text_clean_author
-from ..types import Quote
+from .._text import detect_lang, normalize
 
-__all__ = [
-    "Row",
-    "MIN_TEXT_CHARS",
-    "MAX_TEXT_CHARS",
-    "MAX_AUTHOR_CHARS",
-    "MAX_TOPICS",
-    "MAX_TOPIC_CHARS",
-    "AUTHOR_ALIASES",
-    "clean_text",
-    "clean_author",
-    "clean_work",
-    "clean_topics",
-    "guess_lang",
-    "looks_english",
-    "make_quote",
-    "text_key",
-    "cached_author_key",
-]
+from .._names import author_key
+from .._names import clean_author as _text_clean_author
+from .._types import Quote
+
 
 
 @dataclass(frozen=True)
@@ -143,7 +127,7 @@ def clean_text(raw: object) -> str:
 
 
 def clean_author(raw: object) -> str:
-    """A display author name: cleaned by :func:`quill_core.text.clean_author`, unwrapped, aliases resolved."""
+    """A display author name: cleaned by :func:`quill_core._text.clean_author`, unwrapped, aliases resolved."""
     return "" if raw is None else _clean_author(str(raw))
 
 
@@ -212,7 +196,7 @@ def looks_english(text: str) -> bool:
 
 
 def guess_lang(text: str) -> str:
-    """Language code of a quotation: 'en' when :func:`looks_english`, else :func:`quill_core.text.detect_lang`."""
+    """Language code of a quotation: 'en' when :func:`looks_english`, else :func:`quill_core._text.detect_lang`."""
     return "en" if looks_english(text) else detect_lang(text)
 
 
@@ -220,13 +204,13 @@ _NON_WORD = re.compile(r"[\W_]+")
 
 
 def text_key(clean: str) -> str:
-    """:func:`quill_core.text.key` of a text that is already :func:`clean_text`-ed (skips normalizing again)."""
+    """:func:`quill_core._text.key` of a text that is already :func:`clean_text`-ed (skips normalizing again)."""
     return _NON_WORD.sub("", clean.casefold())
 
 
 @lru_cache(maxsize=1 << 17)
 def cached_author_key(name: str) -> str:
-    """:func:`quill_core.text.author_key` with a cache (names repeat a lot in bulk imports)."""
+    """:func:`quill_core._text.author_key` with a cache (names repeat a lot in bulk imports)."""
     return author_key(name)
 
 

@@ -1,4 +1,5 @@
-"""Text utilities shared by every stage: normalization, matching keys, sentence splitting, language, queries."""
+"""Text utilities shared by every stage: scripts (the one home of "is this Chinese?"), normalization, matching
+keys, sentence splitting, language detection, decoding files."""
 
 from __future__ import annotations
 
@@ -6,25 +7,9 @@ import re
 import threading
 import unicodedata
 
-from .errors import InputError
-from .types import Query
+from ._errors import InputError
 
-__all__ = [
-    "MARKER",
-    "MAX_PARAGRAPH_CHARS",
-    "normalize",
-    "key",
-    "author_key",
-    "clean_author",
-    "split_sentences",
-    "detect_lang",
-    "is_cjk",
-    "parse_query",
-    "decode_text",
-]
 
-MARKER = "[Q]"
-MAX_PARAGRAPH_CHARS = 20_000
 
 # Characters mapped one-to-one (so offsets survive): curly quotes, guillemets, CJK brackets, dashes.
 _CHAR_MAP = str.maketrans(
@@ -39,8 +24,26 @@ _CHAR_MAP = str.maketrans(
 )
 _WS = re.compile(r"\s+")
 _WRAPPERS = '"\''
-_ANONYMOUS = {"", "anonymous", "anon", "unknown", "unknown author", "author unknown", "n/a", "na", "none", "various",
-              "佚名", "无名氏", "未知"}
+
+
+# -- scripts: the one definition of Chinese characters (HAN) and of East Asian script characters (CJK) -----------
+HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Unified ideographs (extension A, the main block, compatibility ideographs): what Chinese words are made of."""
+CJK_RANGES = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff" + HAN_RANGES + "\uff00-\uffef"
+"""HAN plus radicals, CJK punctuation, kana and full-width forms: characters of East Asian running text."""
+HAN = re.compile(f"[{HAN_RANGES}]")
+CJK = re.compile(f"[{CJK_RANGES}]")
+
+
+def is_cjk(ch: str) -> bool:
+    """``ch`` is a Chinese character (HAN); punctuation does not count."""
+    return bool(ch) and HAN.match(ch) is not None
+
+
+def has_cjk(text: str) -> bool:
+    """``text`` holds at least one Chinese character."""
+    return HAN.search(text) is not None
+
 
 
 _FULLWIDTH_PUNCT = re.compile(r"([\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+)")
@@ -49,7 +52,7 @@ _FULLWIDTH_PUNCT = re.compile(r"([\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-
 def normalize(text: str) -> str:
     """NFKC, straight quotes and dashes, collapsed whitespace, stripped; full-width ASCII becomes ASCII (via NFKC),
     except that Chinese text keeps its full-width punctuation (，！？：； are how Chinese is written)."""
-    if any(is_cjk(ch) for ch in text):
+    if has_cjk(text):
         parts = _FULLWIDTH_PUNCT.split(text)  # odd items are full-width punctuation runs, kept as they are
         text = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
     else:
@@ -63,20 +66,6 @@ def key(text: str) -> str:
     return "".join(ch for ch in normalize(text).casefold() if ch.isalnum())
 
 
-def clean_author(author: str | None) -> str:
-    """A display author: normalized, trailing punctuation dropped, the many spellings of 'unknown' unified to ''."""
-    a = normalize(author or "").strip(" ,;:.-\u2014\"'()[]")
-    a = re.sub(r"^(by|—|-)\s+", "", a, flags=re.I)
-    return "" if a.casefold() in _ANONYMOUS else a
-
-
-def author_key(author: str | None) -> str:
-    """Key for comparing authors: cleaned, case-folded, letters only ('Albert  Einstein.' == 'albert einstein')."""
-    return "".join(ch for ch in clean_author(author).casefold() if ch.isalnum())
-
-
-def is_cjk(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\uf900" <= ch <= "\ufaff"
 
 
 # A sentence ends at . ! ? (plus closing quotes/brackets) followed by space, or at CJK enders, or at line breaks.
@@ -114,24 +103,6 @@ def detect_lang(text: str) -> str:
         except LangDetectException:
             return "en"
     return "zh" if lang.startswith("zh") else lang
-
-
-def parse_query(paragraph: str, *, max_chars: int = MAX_PARAGRAPH_CHARS) -> Query:
-    """Split ``paragraph`` at its ``[Q]`` marker (or its end); raise :class:`InputError` on unusable input."""
-    if paragraph is None or not paragraph.strip() or paragraph.strip() == MARKER:
-        raise InputError("the paragraph is empty: paste some text (mark the insertion point with [Q])")
-    if len(paragraph) > max_chars:
-        raise InputError(f"the paragraph has {len(paragraph):,} characters; the limit is {max_chars:,}")
-    if "\x00" in paragraph:
-        raise InputError("the paragraph contains binary data")
-    count = paragraph.count(MARKER)
-    if count > 1:
-        raise InputError(f"mark one insertion point: found {count} {MARKER} markers")
-    if count == 1:
-        before, after = paragraph.split(MARKER)
-    else:
-        before, after = paragraph.rstrip(), ""
-    return Query(before=before, after=after, lang=detect_lang(before + after))
 
 
 def decode_text(data: bytes, *, name: str, error: type[InputError] = InputError) -> str:

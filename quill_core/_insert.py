@@ -7,12 +7,12 @@ The recipe (seed paper 004, section 7.7) over a small LM:
    must start (:data:`LEADS`; the first draft is free). With a local model (a generator that continues prefills)
    the quote is copied by construction: the model writes up to its opening quotation mark, the exact quote is
    prefilled, the model writes the rest (a 135M model rarely copies a quote faithfully on its own).
-2. **Verbatim.** :func:`quill_core.spans.locate` finds the quote in each draft; an altered quote gets its canonical
+2. **Verbatim.** :func:`quill_core._spans.locate` finds the quote in each draft; an altered quote gets its canonical
    text back at the located span, a missing quote or a missing / wrong author rejects the draft.
 3. **Fluency gate** (boolean): heuristics (language, length, repetition), then the LM's per-token NLL of the draft
    and the next sentence of the paragraph, relative to the plain template sentence (:func:`template_sentence`):
    ``fluency = min(1, exp(nll_template - nll_draft))``; below :data:`FLUENCY_GATE` the draft is rejected.
-4. **Attribution**: localized entailment (:mod:`quill_core.attribution`) of each surviving draft against the quote's
+4. **Attribution**: localized entailment (:mod:`quill_core._attribution`) of each surviving draft against the quote's
    evidence; the best-attributed draft wins.
 
 If every draft is rejected, the template sentence is used (``Draft.fallback``), so the writer always gets a sentence
@@ -26,15 +26,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .attribution import Entailer, localized_many, quote_evidence
-from .errors import GenerationError, InputError
-from .generate import Generator, Message
-from .text import author_key, clean_author, detect_lang, normalize, parse_query, split_sentences
-from .types import Draft, InsertResult, Quote
+from ._attribution import Entailer, localized_many, quote_evidence
+from ._errors import GenerationError, InputError
+from ._generate import Generator, Message
+from ._text import detect_lang, normalize, split_sentences
+from ._names import author_key, clean_author
+from ._query import parse_query
+from ._types import Draft, InsertResult, Quote, Progress
 
-__all__ = ["insert", "template_sentence", "compose", "FLUENCY_GATE", "LEADS"]
 
-Progress = Callable[[float, str], None]
 
 FLUENCY_GATE = 0.5          # draft perplexity at most ~2x the template's (per token, draft + next sentence)
 SAMPLE_TEMPERATURE = 0.5    # odd-numbered drafts are sampled; SmolLM2-135M rambles above ~0.7
@@ -193,7 +193,7 @@ def _messages(before: str, after: str, quote: Quote, items: Sequence[str], plan:
 
 # -- checking one draft -------------------------------------------------------------------------------------------
 def _quote_span(text: str, quote: Quote, threshold: float) -> tuple[int, int] | None:
-    from .spans import locate
+    from ._spans import locate
 
     spans = locate(quote.text, text, threshold=threshold)
     if not spans:
@@ -340,7 +340,7 @@ def insert(paragraph: str, quote: Quote, *, generator: Generator, scorer: Any = 
            progress: Progress | None = None) -> InsertResult:
     """Write the sentence that brings ``quote`` into ``paragraph`` at its ``[Q]`` marker (else at the end).
 
-    ``scorer`` (a :class:`~quill_core.lm.PerplexityScorer`) measures fluency; without one only the heuristic gate
+    ``scorer`` (a :class:`~quill_core._lm.PerplexityScorer`) measures fluency; without one only the heuristic gate
     applies. ``entailer`` measures attribution against the quote's evidence (``passage``: its source passage, when
     known); without one the drafts keep their generation order. ``threshold`` is the locate score (0-100) above
     which an altered quote is repaired rather than the draft rejected. ``force_quote`` writes each draft in two
