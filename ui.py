@@ -23,12 +23,10 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from quill_core import InputError, Quill, QuillError, Settings, Span
-from quill_core._spans import highlight
-from quill_core._text import decode_text
+from quill_core import InputError, Quill, QuillError, Settings, Span, decode_text, highlight
 
 __all__ = [
-    "ASSETS", "MAX_UPLOAD_BYTES", "MAX_IMPORT_BYTES", "ProgressBar", "app_started", "guard", "kb_write",
+    "ASSETS", "MAX_UPLOAD_BYTES", "MAX_IMPORT_BYTES", "TONE_COLORS", "ProgressBar", "app_started", "guard", "kb_write",
     "load_css", "make_quill", "md", "page_header", "prepare", "quill", "read_upload", "route_through_app",
     "run_step", "sample", "saved_upload", "show_highlight",
 ]
@@ -38,6 +36,8 @@ ASSETS = ROOT / "assets"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # drafts and source texts, read into memory
 MAX_IMPORT_BYTES = 25 * 1024 * 1024  # knowledge-base files and evaluation sets (= server.maxUploadSize)
 log = logging.getLogger("quill.app")
+TONE_COLORS = {"success": "green", "info": "blue", "warning": "orange", "error": "red", "neutral": "gray"}
+"""The Streamlit colour of each tone the core gives a status (``quill_core.Badge.tone``, verdict tones)."""
 
 # One knowledge-base write (first-run build, import, tier build) at a time across every session of this process.
 _build_lock = threading.Lock()
@@ -181,7 +181,7 @@ def prepare(q: Quill) -> None:
             if q in _ready:
                 return
             with slot.container():
-                if len(q.kb) == 0:
+                if q.stats().quotes == 0:
                     run_step("First run: building the starter knowledge base…",
                              lambda bar: q.build("starter", progress=bar), done="Knowledge base ready")
                     st.toast("The starter knowledge base is ready.", icon=":material/check_circle:")

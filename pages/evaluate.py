@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from quill_core._rank import RANKERS
+from quill_core import RANKERS, EvalReport, Quill, to_json
 
 state = st.session_state
 SAMPLE = "eval_sample.jsonl"
@@ -46,12 +46,12 @@ def metrics_chart(table: pd.DataFrame) -> alt.Chart:
     ).properties(height=320)
 
 
-def run_evaluation(q: Any, path: Any, options: dict[str, Any]) -> Any:
+def run_evaluation(q: Quill, path: Any, options: dict[str, Any]) -> EvalReport:
     return ui.run_step("Ranking every row with each ranker…",
                        lambda bar: q.evaluate(path, progress=bar, **options), done="Evaluation finished")
 
 
-def show_report(report: Any) -> None:
+def show_report(report: EvalReport) -> None:
     st.subheader("Results")
     st.caption(" · ".join(filter(None, [
         f"{report.rows} rows", f"knowledge base {report.kb}", f"embedder {report.embedder}",
@@ -65,7 +65,7 @@ def show_report(report: Any) -> None:
         for tab, lang_table in zip(st.tabs([f"Language: {lang}" for lang in per_lang]), per_lang.values()):
             tab.dataframe(lang_table, hide_index=True, width="stretch", column_config=number)
     row = st.container(horizontal=True)
-    row.download_button("Report (JSON)", json.dumps(report.as_json(), ensure_ascii=False, indent=2),
+    row.download_button("Report (JSON)", json.dumps(to_json(report), ensure_ascii=False, indent=2),
                         file_name="quill-evaluation.json", mime="application/json", key="eval_download",
                         icon=":material/download:")
     row.download_button("Metrics (CSV)", table.to_csv(index=False), file_name="quill-evaluation.csv",
@@ -93,7 +93,9 @@ with st.container(border=True):
                          hide_index=True, width="stretch")
     c1, c2, c3 = st.columns([3, 1, 1])
     rankers = c1.multiselect("Rankers", list(RANKERS), default=DEFAULT_RANKERS, key="eval_rankers",
-                             help="quill and default rerank with the language model (slower).")
+                             format_func=lambda r: RANKERS[r].label,
+                             help=", ".join(r.label for r in RANKERS.values() if r.needs_lm)
+                             + ": rerank with the language model (slower).")
     lang = c2.selectbox("Language", ["all", "en", "zh"], key="eval_lang")
     limit = c3.number_input("Rows (0 = all)", min_value=0, value=0, step=10, key="eval_limit")
     with_kb = st.toggle("Rank against my knowledge base too", key="eval_with_kb",

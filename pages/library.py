@@ -11,9 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from quill_core import ImportReport
-from quill_core._kb import FORMATS
-from quill_core._sources import BUNDLED as BUNDLED_SOURCES
+from quill_core import FORMATS, SOURCES, TIERS, ImportReport, KBStats, Quill
 
 ANY = "Any"
 PAGE_SIZE = 50
@@ -38,7 +36,7 @@ def count_chart(title: str, what: str, counts: dict[str, int]) -> None:
     st.altair_chart(chart, width="stretch")
 
 
-def stats_section(q: Any) -> Any:
+def stats_section(q: Quill) -> KBStats:
     s = q.stats()
     cols = st.columns(4)
     cols[0].metric("Quotations", f"{s.quotes:,}", border=True)
@@ -54,7 +52,7 @@ def stats_section(q: Any) -> Any:
 
 
 # -- browse ----------------------------------------------------------------------------------------------------
-def browse_section(q: Any, stats: Any) -> None:
+def browse_section(q: Quill, stats: KBStats) -> None:
     c1, c2, c3, c4 = st.columns([3, 2, 1, 2])
     search = c1.text_input("Search", key="lib_search", placeholder="words in the quotation",
                            icon=":material/search:")
@@ -67,8 +65,8 @@ def browse_section(q: Any, stats: Any) -> None:
     if filters != state.get("lib_filters"):  # new filters start again at the first page
         state.lib_filters, page = filters, 1
         state.lib_page = 1
-    rows = q.kb.browse(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-    total = q.kb.count(**filters)
+    found = q.browse(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    rows, total = found.quotes, found.total
     table = pd.DataFrame([{"quotation": r.text, "author": r.author, "work": r.work, "lang": r.lang,
                            "topics": ", ".join(r.topics), "collections": ", ".join(r.collections)} for r in rows],
                          columns=["quotation", "author", "work", "lang", "topics", "collections"])
@@ -108,13 +106,13 @@ def show_report(report: ImportReport, *, key: str) -> None:
                          width="stretch", key=f"{key}_filtered")
 
 
-def import_section(q: Any) -> None:
+def import_section(q: Quill) -> None:
     st.markdown("Add your own quotations. Quill merges duplicates and keeps every collection that lists a quote.")
     upload = st.file_uploader("Quotation file", key="import_file",
                               type=["json", "jsonl", "ndjson", "csv", "tsv", "txt"],
                               help=FORMAT_HELP)
     c1, c2 = st.columns(2)
-    fmt = c1.selectbox("Format", FORMATS, key="import_format", help=FORMAT_HELP)
+    fmt = c1.selectbox("Format", ["auto", *FORMATS], key="import_format", help=FORMAT_HELP)
     collection = c2.text_input("Collection name", key="import_collection", placeholder="default: the file name")
     if st.button("Import", key="import_run", type="primary", icon=":material/upload:", disabled=upload is None):
         with ui.guard("importing the file"):
@@ -128,16 +126,11 @@ def import_section(q: Any) -> None:
 
 
 # -- build -----------------------------------------------------------------------------------------------------
-TIERS = {
-    "starter": ("Starter", "A curated set of short, well-attributed quotations from the bundled collections."),
-    "large": ("Large", "Every usable quotation of the bundled collections (takes longer to index)."),
-}
-
-
-def build_section(q: Any) -> None:
+def build_section(q: Quill) -> None:
     st.markdown("Build from the collections bundled with Quill (offline). Building again only adds what is new.")
     cols = st.columns(len(TIERS))
-    for col, (tier, (title, blurb)) in zip(cols, TIERS.items()):
+    for col, (tier, blurb) in zip(cols, TIERS.items()):
+        title = tier.capitalize()
         with col.container(border=True):
             st.markdown(f"**{title}**")
             st.caption(blurb)
@@ -153,12 +146,12 @@ def build_section(q: Any) -> None:
         sources_section(q)
 
 
-def sources_section(q: Any) -> None:
+def sources_section(q: Quill) -> None:
     st.markdown("**Source texts** · full public-domain texts that let Quill mark a quotation *verified in source* "
                 "and find it in its context.")
-    added = {info.name: info for info in q.sources.list()}
-    cols = st.columns(len(BUNDLED_SOURCES))
-    for col, (name, title) in zip(cols, BUNDLED_SOURCES.items()):
+    added = {info.name: info for info in q.list_sources()}
+    cols = st.columns(len(SOURCES))
+    for col, (name, title) in zip(cols, SOURCES.items()):
         with col.container(border=True):
             st.markdown(f"**{name.capitalize()}**")
             st.caption(title)
@@ -181,7 +174,7 @@ def sources_section(q: Any) -> None:
                     progress=bar), done=f"{upload.name} added")
                 st.success(f"Added {ui.md(info.title)}: {info.docs} document, {info.passages:,} passages.",
                            icon=":material/check:")
-    listed = q.sources.list()  # again: the upload above may have added one
+    listed = q.list_sources()  # again: the upload above may have added one
     if listed:
         st.dataframe(pd.DataFrame([{"source": i.name, "title": i.title, "origin": i.origin, "documents": i.docs,
                                     "characters": i.chars, "passages": i.passages,

@@ -10,13 +10,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from quill_core import MARKER, Filters, Span, Suggestion
-from quill_core._rank import RANKERS, Weights
+from quill_core import MARKER, RANKERS, FilterOptions, Filters, InsertResult, Quill, Span, Suggestion, Weights
+
 
 ANY = "Any"
-RANKER_NAMES = {"vanilla": "Semantic similarity", "bm25": "Keyword match (BM25)",
-                "hybrid": "Hybrid (semantic + keyword)", "quill": "QUILL reranker",
-                "default": "Quill: weighted criteria"}
 LANG_NAMES = {"en": "English", "zh": "Chinese"}
 state = st.session_state
 
@@ -28,7 +25,7 @@ def _load_sample(name: str) -> None:
 
 
 def _forget_results() -> None:
-    for k in ("suggestions", "provenance", "insert", "pending_insert"):
+    for k in ("suggestions", "insert", "pending_insert"):
         state.pop(k, None)
 
 
@@ -45,17 +42,14 @@ def _accept() -> None:
 
 
 # -- sidebar: filters, ranking and weights ---------------------------------------------------------------------
-def sidebar(q: Any) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
+def sidebar(q: Quill) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
     """The filters, the other options of ``suggest`` (k, ranker, weights) and those of ``insert`` (drafts)."""
     with st.sidebar:
         st.subheader("Filters")
-        langs: list[str] = []
-        authors: list[str] = []
-        topics: list[str] = []
+        choices = FilterOptions()
         with ui.guard("reading the knowledge base"):
-            langs = sorted(q.stats().by_lang)
-            authors = q.kb.authors(limit=3000)
-            topics = q.kb.topics(limit=1000)
+            choices = q.filter_options()
+        langs, authors, topics = choices.langs, choices.authors, choices.topics
         lang = st.selectbox("Language", [ANY, *langs], key="f_lang",
                             format_func=lambda c: c if c == ANY else f"{LANG_NAMES.get(c, c)} ({c})")
         author = st.selectbox("Author", [ANY, *authors], key="f_author", accept_new_options=True,
@@ -65,8 +59,10 @@ def sidebar(q: Any) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
         options: dict[str, Any] = {"k": st.slider("Suggestions", 1, 10, 5, key="k")}
 
         st.subheader("Ranking")
-        options["ranker"] = st.selectbox("Ranker", RANKERS, index=RANKERS.index("default"), key="ranker",
-                                         format_func=lambda r: RANKER_NAMES.get(r, r))
+        names = list(RANKERS)
+        options["ranker"] = st.selectbox("Ranker", names, index=names.index("default"), key="ranker",
+                                         format_func=lambda r: RANKERS[r].label,
+                                         help="\n\n".join(f"**{r.label}**: {r.description}" for r in RANKERS.values()))
         if options["ranker"] == "default":  # the weights steer only the default ranker's total
             with st.expander("Criterion weights", icon=":material/tune:"):
                 st.caption("How much each criterion counts in the total score (0 leaves it out).")
@@ -82,18 +78,6 @@ def sidebar(q: Any) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
 
 
 # -- suggestion cards ------------------------------------------------------------------------------------------
-def provenance(s: Suggestion, found: Any) -> tuple[str, str, str]:
-    """(label, colour, help) of the provenance badge: verified in a source, attested by N collections, or neither.
-    ``found`` is the quote's Provenance in the added source texts (or None)."""
-    if found is not None:
-        where = ", ".join(x for x in (found.title, found.location) if x)
-        return "verified in source", "green", f"Found in {ui.md(where)} ({found.span.score:.0f}/100)."
-    n = len(s.quote.collections)
-    if n >= 2:
-        return f"in {n} collections", "blue", "Several independent collections attest this quotation."
-    return "unverified", "gray", "Only one collection lists this quotation; check it before publishing."
-
-
 def breakdown_chart(s: Suggestion) -> alt.Chart:
     data = pd.DataFrame([{"criterion": c.name.replace("_", " "), "value": float(c.value), "weight": float(c.weight),
                           "raw": None if c.raw is None else float(c.raw), "note": c.note} for c in s.breakdown])
@@ -115,14 +99,7 @@ def breakdown_chart(s: Suggestion) -> alt.Chart:
             .configure_scale(bandPaddingInner=0.35).configure_view(stroke=None))
 
 
-def find_provenance(q: Any, suggestions: list[Suggestion]) -> dict[str, Any]:
-    """Each suggestion's place in the added source texts (none added: nothing to look up)."""
-    if not q.sources.list():
-        return {}
-    return {s.quote.id: q.provenance(s.quote) for s in suggestions}
-
-
-def card(i: int, s: Suggestion, *, found: Any = None) -> None:
+def card(i: int, s: Suggestion) -> None:
     quote = s.quote
     with st.container(border=True, key=f"card-{i}"):
         left, right = st.columns([3, 2], gap="large")
@@ -132,9 +109,10 @@ def card(i: int, s: Suggestion, *, found: Any = None) -> None:
             if quote.work:
                 byline += f", *{ui.md(quote.work)}*"
             st.markdown(byline)
-            label, color, help_text = provenance(s, found)
+            badge = s.badge
             badges = st.container(horizontal=True, gap="small")
-            badges.badge(label, color=color, icon=":material/verified:" if color == "green" else None, help=help_text)
+            badges.badge(badge.label, color=ui.TONE_COLORS[badge.tone],
+                         icon=":material/verified:" if badge.tone == "success" else None, help=ui.md(badge.help))
             badges.badge(LANG_NAMES.get(quote.lang, quote.lang), color="gray")
             for topic in quote.topics[:3]:
                 badges.badge(ui.md(topic, limit=30), color="violet")
@@ -149,22 +127,22 @@ def card(i: int, s: Suggestion, *, found: Any = None) -> None:
 
 
 # -- insertion -------------------------------------------------------------------------------------------------
-def run_insert(q: Any, paragraph: str, s: Suggestion, options: dict[str, Any]) -> None:
-    def work(bar: ui.ProgressBar) -> Any:
+def run_insert(q: Quill, paragraph: str, s: Suggestion, options: dict[str, Any]) -> None:
+    def work(bar: ui.ProgressBar) -> InsertResult:
         return q.insert(paragraph, s.quote, author=s.quote.author or None, progress=bar, **options)
 
     result = ui.run_step("Writing the sentence that carries the quotation…", work, done="Sentence ready")
     state.insert = {"suggestion": s, "result": result}
 
 
-def draft_status(d: Any, result: Any) -> str:
+def draft_status(d: Any, result: InsertResult) -> str:
     if d.rejected:
         return f"rejected: {d.rejected_reason}"
     chosen = d.text.strip() == result.sentence.strip()
     return ("chosen" if chosen else "kept") + (" (template)" if d.fallback else "")
 
 
-def as_markdown(result: Any, s: Suggestion) -> str:
+def as_markdown(result: InsertResult, s: Suggestion) -> str:
     who = s.quote.author or "Unknown author"
     source = f"{who}, *{s.quote.work}*" if s.quote.work else who
     return f"{result.paragraph}\n\n---\n\n> {s.quote.text}\n>\n> — {source}\n"
@@ -223,7 +201,6 @@ if st.button("Suggest quotations", key="suggest", type="primary", icon=":materia
     with ui.guard("finding quotations"):
         with st.spinner("Reading your paragraph and ranking quotations…"):
             state.suggestions = q.suggest(paragraph, filters=filters, **suggest_options)
-            state.provenance = find_provenance(q, state.suggestions)
 
 if "pending_insert" in state:
     index = state.pop("pending_insert")
@@ -242,6 +219,5 @@ if suggestions is not None:
                 icon=":material/search_off:")
     else:
         st.subheader(f"{len(suggestions)} suggestion{'' if len(suggestions) == 1 else 's'}")
-        found = state.get("provenance") or {}
         for i, s in enumerate(suggestions):
-            card(i, s, found=found.get(s.quote.id))
+            card(i, s)

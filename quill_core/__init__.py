@@ -1,10 +1,16 @@
 """Quill: find the right quotation for a paragraph, prove it is real, and weave it in.
 
-The public API is what ``__all__`` lists; every module not named here is private to the package.
+    from quill_core import Quill
+    quill = Quill()                                   # settings from QUILL_* variables, resources made on first use
+    for s in quill.suggest("Knowledge grows when shared. [Q]"):
+        print(s.score, s.quote.text, s.quote.author, s.badge.label)
+
+The public API is exactly what ``__all__`` lists; every module is private (``_name.py``).
 """
 
 from ._config import Settings
-from ._embed import Embedder, SentenceTransformerEmbedder, USEEmbedder, load_embedder
+from ._criteria import Weights
+from ._embed import Embedder
 from ._errors import (
     ConfigError,
     GenerationError,
@@ -15,110 +21,72 @@ from ._errors import (
     QuillError,
     StoreError,
 )
-from ._attribution import Entailer, JudgeEntailer, LMEntailer, NLIEntailer, load_entailer, localized_entailment
-from ._generate import Generator, OpenAIChatGenerator, TransformersGenerator, load_generator
-from ._insert import insert
-from ._kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
-from ._evaluate import EvalReport, EvalRow, RankerMetrics, evaluate, load_dataset, write_report
-from ._lexical import LexicalIndex
-from ._lm import NLL, PassageNLL, PerplexityScorer, load_causal_lm
-from ._rank import RANKERS, Weights
-from ._quill import Quill
-from ._sources import Provenance, SourceInfo, SourceLibrary
-from ._spans import closest_span, highlight, locate
-from ._store import VectorStore
-from ._text import detect_lang, split_sentences
+from ._evaluate import EvalReport
+from ._attribution import Entailer
+from ._generate import Generator
+from ._json import to_json
+from ._kb import FORMATS, TIERS
 from ._query import MARKER, parse_query
+from ._quill import Quill
+from ._rank import RANKERS
+from ._scorer import Scorer
+from ._sources import BUNDLED as SOURCES
+from ._sources import Provenance, SourceInfo
+from ._spans import highlight, locate
+from ._text import decode_text
 from ._types import (
+    BrowsePage,
     Candidate,
-    Criterion,
-    Draft,
+    FilterOptions,
     Filters,
     ImportReport,
     InsertResult,
     KBStats,
     Query,
     Quote,
-    RejectedRow,
     Span,
     Suggestion,
 )
-from ._verify import DiffOp, Quotation, Verification, find_quotations, verify
+from ._verify import Verification
 
 __all__ = [
-    # facade and settings
+    # the facade, its settings and the registries its options come from
     "Quill",
     "Settings",
-    # resources
-    "Embedder",
-    "SentenceTransformerEmbedder",
-    "USEEmbedder",
-    "load_embedder",
-    "VectorStore",
-    "load_causal_lm",
-    "PerplexityScorer",
-    "LexicalIndex",
-    # ranking and evaluation
     "RANKERS",
-    "Weights",
-    "NLL",
-    "PassageNLL",
-    "EvalRow",
-    "EvalReport",
-    "RankerMetrics",
-    "evaluate",
-    "load_dataset",
-    "write_report",
-    # text
-    "MARKER",
-    "parse_query",
-    "detect_lang",
-    "split_sentences",
-    # result types
-    "Quote",
-    "Query",
-    "Filters",
-    "Candidate",
-    "Criterion",
-    "Suggestion",
-    "Span",
-    "Draft",
-    "InsertResult",
-    "ImportReport",
-    "RejectedRow",
-    "KBStats",
-    # knowledge base: records, importers, bundled tiers
-    "KnowledgeBase",
-    "Row",
     "FORMATS",
     "TIERS",
-    "import_file",
-    "import_records",
-    "build_tier",
-    # insert: generators, attribution backends, the stage
-    "insert",
+    "SOURCES",
+    # "EMBEDDERS",  (after merge)
+    "Weights",
+    # what can be injected into a Quill
+    "Embedder",
+    "Scorer",
     "Generator",
-    "OpenAIChatGenerator",
-    "TransformersGenerator",
-    "load_generator",
     "Entailer",
-    "LMEntailer",
-    "NLIEntailer",
-    "JudgeEntailer",
-    "load_entailer",
-    "localized_entailment",
-    # spans, verification, sources
-    "locate",
-    "closest_span",
-    "highlight",
-    "verify",
-    "find_quotations",
+    # inputs and results
+    "MARKER",
+    "parse_query",
+    "Query",
+    "Filters",
+    "Quote",
+    "Candidate",
+    "Suggestion",
+    "FilterOptions",
+    "BrowsePage",
+    "ImportReport",
+    "KBStats",
+    "InsertResult",
     "Verification",
-    "Quotation",
-    "DiffOp",
-    "SourceLibrary",
-    "SourceInfo",
     "Provenance",
+    "SourceInfo",
+    "Span",
+    "EvalReport",
+    # text and spans
+    "decode_text",
+    "locate",
+    "highlight",
+    "to_json",
     # errors
     "QuillError",
     "ConfigError",

@@ -9,15 +9,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ._config import Settings
 from ._errors import InputError, QuillError
+from ._evaluate import write_report
+from ._json import to_json
+from ._kb import FORMATS, TIERS
 from ._quill import Quill
+from ._rank import RANKERS
+from ._spans import closest_span
 from ._text import decode_text
-from ._types import Filters, Suggestion
+from ._types import Filters
 
 
 
@@ -40,9 +44,9 @@ def add_text_source(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--file", help="a UTF-8 text file")
 
 
-def emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
-    """Print ``payload`` as JSON with ``--json``, else the human-readable ``text``."""
-    print(json.dumps(payload, ensure_ascii=False) if getattr(args, "json", False) else text)
+def emit(args: argparse.Namespace, payload: Any, text: str) -> None:
+    """Print ``payload`` (a result, see :func:`to_json`) as JSON with ``--json``, else the human-readable ``text``."""
+    print(json.dumps(to_json(payload), ensure_ascii=False) if getattr(args, "json", False) else text)
 
 
 def progress_bar(fraction: float, message: str) -> None:
@@ -55,23 +59,15 @@ def progress_bar(fraction: float, message: str) -> None:
     sys.stderr.flush()
 
 
-def suggestion_json(s: Suggestion) -> dict[str, Any]:
-    q = s.quote
-    return {
-        "id": q.id, "text": q.text, "author": q.author, "work": q.work, "lang": q.lang,
-        "score": round(s.score, 6),
-        "breakdown": {c.name: {"value": c.value, "raw": c.raw, "weight": c.weight} for c in s.breakdown},
-    }
-
-
 # -- commands -------------------------------------------------------------------------------------------------
 def _kb_build(quill: Quill, args: argparse.Namespace) -> int:
-    if args.if_missing and len(quill.kb) > 0:
+    quotes = quill.stats().quotes
+    if args.if_missing and quotes > 0:
         quill.index(progress=None if args.json else progress_bar)
-        emit(args, {"built": False, "quotes": len(quill.kb)}, f"knowledge base {quill.kb.name!r} ready")
+        emit(args, {"built": False, "quotes": quotes}, f"knowledge base {quill.settings.kb!r} ready")
         return 0
     report = quill.build(args.tier, progress=None if args.json else progress_bar)
-    emit(args, asdict(report), f"{args.tier}: read {report.read:,}, imported {report.imported:,}, "
+    emit(args, report, f"{args.tier}: read {report.read:,}, imported {report.imported:,}, "
                                f"merged {report.merged:,}, rejected {len(report.rejected):,}")
     return 0
 
@@ -82,7 +78,7 @@ def _kb_import(quill: Quill, args: argparse.Namespace) -> int:
     lines = [f"read {report.read:,}, imported {report.imported:,}, merged {report.merged:,}, "
              f"rejected {len(report.rejected):,}"]
     lines += [f"  line {r.line}: {r.reason}" for r in report.rejected[:20]]
-    emit(args, asdict(report), "\n".join(lines))
+    emit(args, report, "\n".join(lines))
     return 0
 
 
@@ -91,19 +87,18 @@ def _kb_stats(quill: Quill, args: argparse.Namespace) -> int:
     text = (f"{s.quotes:,} quotes by {s.authors:,} authors\n"
             f"languages: {', '.join(f'{k} {v:,}' for k, v in s.by_lang.items())}\n"
             f"collections: {', '.join(f'{k} {v:,}' for k, v in s.by_collection.items())}")
-    emit(args, asdict(s), text)
+    emit(args, s, text)
     return 0
 
 
 def _kb_browse(quill: Quill, args: argparse.Namespace) -> int:
     """A page of quotes matching the filters (what the app's Library table shows)."""
-    filters = {"search": args.search or "", "author": args.author or "", "lang": args.lang or "",
-               "topic": args.topic or "", "collection": args.collection or ""}
-    quotes = quill.kb.browse(**filters, limit=args.limit, offset=args.offset)
-    total = quill.kb.count(**filters)
-    lines = [f"{q.text} — {q.author or 'Unknown'}" + (f", {q.work}" if q.work else "") for q in quotes]
-    lines.append(f"({args.offset + 1 if quotes else 0:,}-{args.offset + len(quotes):,} of {total:,})")
-    emit(args, {"total": total, "quotes": [asdict(q) for q in quotes]}, "\n".join(lines))
+    page = quill.browse(search=args.search or "", author=args.author or "", lang=args.lang or "",
+                        topic=args.topic or "", collection=args.collection or "", limit=args.limit,
+                        offset=args.offset)
+    lines = [f"{q.text} — {q.author or 'Unknown'}" + (f", {q.work}" if q.work else "") for q in page.quotes]
+    lines.append(f"({args.offset + 1 if page.quotes else 0:,}-{args.offset + len(page.quotes):,} of {page.total:,})")
+    emit(args, {"total": page.total, "quotes": page.quotes}, "\n".join(lines))
     return 0
 
 
@@ -129,7 +124,7 @@ def _suggest(quill: Quill, args: argparse.Namespace) -> int:
                                 weights=parse_weights(args.weights), candidates=args.candidates)
     lines = [f"{i}. {s.score:.3f}  “{s.quote.text}” — {s.quote.author or 'Unknown'}"
              + (f"\n   {s.why}" if s.why else "") for i, s in enumerate(suggestions, 1)]
-    emit(args, {"suggestions": [suggestion_json(s) for s in suggestions]}, "\n".join(lines) or "no suggestions")
+    emit(args, {"suggestions": suggestions}, "\n".join(lines) or "no suggestions")
     return 0
 
 
@@ -139,13 +134,11 @@ def _score(quill: Quill, args: argparse.Namespace) -> int:
     for c in s.breakdown:
         raw = "-" if c.raw is None else f"{c.raw:.4g}"
         lines.append(f"  {c.name:<15} {c.value:.3f}  raw {raw:<9} weight {c.weight:g}  {c.note}")
-    emit(args, {"suggestion": suggestion_json(s), "why": s.why}, "\n".join(lines))
+    emit(args, {"suggestion": s, "why": s.why}, "\n".join(lines))
     return 0
 
 
 def _eval(quill: Quill, args: argparse.Namespace) -> int:
-    from ._evaluate import write_report
-
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     report = quill.evaluate(args.dataset, rankers=rankers, limit=args.limit, lang=args.lang or "",
                             kb=args.eval_kb or "none", candidates=args.candidates,
@@ -159,30 +152,26 @@ def _eval(quill: Quill, args: argparse.Namespace) -> int:
     if args.report:
         md, png = write_report(report, args.report)
         lines.append(f"report: {md} and {png}")
-    emit(args, report.as_json(), "\n".join(lines))
+    emit(args, report, "\n".join(lines))
     return 0
 
 
 def _locate(quill: Quill, args: argparse.Namespace) -> int:
-    from ._spans import closest_span
-
     text = read_text(args)
     spans = quill.locate(args.quote, text, threshold=args.threshold)
-    payload: dict[str, Any] = {"spans": [asdict(s) for s in spans],
+    payload: dict[str, Any] = {"spans": spans,
                                "verdict": max((s.verdict for s in spans), key=("near", "verbatim").index,
                                               default="not_found")}
     lines = [f"{s.start}-{s.end}  {s.verdict:<8} {s.score:6.2f}  {s.matched!r}" for s in spans]
     if not spans:
         best = closest_span(args.quote, text, threshold=args.threshold)
-        payload["closest"] = asdict(best)
+        payload["closest"] = best
         lines = [f"not found (closest: {best.score:.2f} at {best.start}-{best.end} {best.matched!r})"]
     emit(args, payload, "\n".join(lines))
     return 0
 
 
 def _verify(quill: Quill, args: argparse.Namespace) -> int:
-    from ._verify import verification_json
-
     results = quill.verify(read_text(args), threshold=args.threshold)
     lines = []
     for v in results:
@@ -197,30 +186,23 @@ def _verify(quill: Quill, args: argparse.Namespace) -> int:
                 lines.append(f"    {d.op}: {d.canonical!r} -> {d.draft!r}")
         if v.note:
             lines.append(f"    note: {v.note}")
-    emit(args, {"quotes": [verification_json(v) for v in results]}, "\n".join(lines) or "no quotations found")
+    emit(args, {"quotes": results}, "\n".join(lines) or "no quotations found")
     return 0
 
 
 def _sources_add(quill: Quill, args: argparse.Namespace) -> int:
     info = quill.add_source(args.source, author=args.author or "", title=args.title or "", index=not args.no_index,
                             progress=None if args.json else progress_bar)
-    emit(args, asdict(info), f"{info.name}: {info.docs:,} documents, {info.chars:,} characters, "
+    emit(args, info, f"{info.name}: {info.docs:,} documents, {info.chars:,} characters, "
                              f"{info.passages:,} passages")
     return 0
 
 
 def _sources_list(quill: Quill, args: argparse.Namespace) -> int:
-    infos = quill.sources.list()
+    infos = quill.list_sources()
     lines = [f"{i.name:<14} {i.origin:<8} {i.docs:>5,} docs {i.chars:>12,} chars  {i.title}" for i in infos]
-    emit(args, {"sources": [asdict(i) for i in infos]}, "\n".join(lines) or "no sources (quill sources add NAME)")
+    emit(args, {"sources": infos}, "\n".join(lines) or "no sources (quill sources add NAME)")
     return 0
-
-
-def insert_json(result: Any) -> dict[str, Any]:
-    """An :class:`~quill_core._types.InsertResult` as JSON (``quote_span`` indexes ``paragraph``)."""
-    return {"paragraph": result.paragraph, "sentence": result.sentence, "quote_span": list(result.quote_span),
-            "drafts": [{"text": d.text, "fluency": d.fluency, "attribution": d.attribution,
-                        "rejected": d.rejected_reason or None, "fallback": d.fallback} for d in result.drafts]}
 
 
 def _insert(quill: Quill, args: argparse.Namespace) -> int:
@@ -230,7 +212,7 @@ def _insert(quill: Quill, args: argparse.Namespace) -> int:
     for d in result.drafts:
         status = f"rejected: {d.rejected_reason}" if d.rejected else ("template" if d.fallback else "ok")
         lines.append(f"  fluency {d.fluency:.2f}  attribution {d.attribution:.2f}  [{status}]  {d.text}")
-    emit(args, insert_json(result), "\n".join(lines))
+    emit(args, result, "\n".join(lines))
     return 0
 
 
@@ -250,12 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     kb = sub.add_parser("kb", help="knowledge-base commands").add_subparsers(dest="kb_command", required=True)
     p = command(kb, "build", _kb_build, "build a bundled tier (offline)")
-    p.add_argument("--tier", choices=["starter", "large"], default="starter")
+    p.add_argument("--tier", choices=list(TIERS), default="starter",
+                   help="; ".join(f"{name}: {about}" for name, about in TIERS.items()))
     p.add_argument("--if-missing", action="store_true", help="do nothing when the knowledge base has quotes")
     p = command(kb, "import", _kb_import, "import a quote file")
     p.add_argument("path")
-    p.add_argument("--format", default="auto",
-                   choices=["auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines"])
+    p.add_argument("--format", default="auto", choices=["auto", *FORMATS],
+                   help="auto (detected from the content) or one of: "
+                        + "; ".join(f"{name}: {about}" for name, about in FORMATS.items()))
     p.add_argument("--collection", help="collection name (default: the file name)")
     command(kb, "stats", _kb_stats, "knowledge-base statistics")
     p = command(kb, "browse", _kb_browse, "list quotes matching filters (search, author, lang, topic, collection)")
@@ -270,8 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--author", help="only quotes by this author")
     p.add_argument("--lang", help="only quotes in this language (en, zh, ...)")
     p.add_argument("--topic", help="only quotes with this topic")
-    p.add_argument("--ranker", default="default", choices=["vanilla", "bm25", "hybrid", "quill", "default"],
-                   help="how candidates are ordered (default: the weighted criteria)")
+    p.add_argument("--ranker", default="default", choices=list(RANKERS),
+                   help="; ".join(f"{r.name}: {r.description}" for r in RANKERS.values()))
     p.add_argument("--candidates", type=int, default=20, help="how many retrieved candidates are reranked")
     p.add_argument("--weights", help="criterion weights of the default ranker, e.g. relevance=1,novelty=0.5")
 
@@ -283,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(sub, "eval", _eval, "evaluate rankers on a JSONL dataset of paragraphs with a gold quote")
     p.add_argument("--dataset", required=True, help="JSONL rows: context (with [Q]), quote, author, lang, graded")
-    p.add_argument("--rankers", default="vanilla,bm25,hybrid,quill,default", help="comma-separated ranker names")
+    p.add_argument("--rankers", default=",".join(RANKERS), help="comma-separated ranker names")
     p.add_argument("--kb", dest="eval_kb", metavar="NAME", help="knowledge base whose quotes join the gold ones (default: none)")
     p.add_argument("--limit", type=int, default=0, help="evaluate only the first N rows")
     p.add_argument("--lang", help="evaluate only rows in this language")

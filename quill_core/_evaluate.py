@@ -18,18 +18,19 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ._criteria import Measurement, Weights
+from ._embed import Embedder
 from ._errors import InputError, NotFoundError
-from ._lexical import LexicalIndex
-from ._query import query_text
-from ._rank import LM_RANKERS, RANKERS, Measurement, Pool, Weights, candidates_for, measure, order
-from ._text import key
 from ._query import MARKER, parse_query
-from ._types import Candidate, Quote, Progress
-
+from ._rank import RANKERS, candidates_for, get_ranker, measure, order
+from ._retrieve import DenseIndex, MemoryCatalog, MemoryIndex, MergedIndex, Retriever
+from ._scorer import Scorer
+from ._text import key
+from ._types import Progress, Quote
 
 GOLD_RELEVANCE = 5
 
@@ -54,13 +55,6 @@ class RankerMetrics:
     n: int
     by_lang: Mapping[str, "RankerMetrics"] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"mrr": round(self.mrr, 4), "hit@1": round(self.hit1, 4), "hit@3": round(self.hit3, 4),
-                               "hit@5": round(self.hit5, 4), "ndcg@3": round(self.ndcg3, 4), "n": self.n}
-        if self.by_lang:
-            out["by_lang"] = {lang: m.as_json() for lang, m in self.by_lang.items()}
-        return out
-
 
 @dataclass(frozen=True)
 class EvalReport:
@@ -76,11 +70,6 @@ class EvalReport:
     weights: Mapping[str, float]
     seconds: float
 
-    def as_json(self) -> dict[str, Any]:
-        return {"rankers": {name: m.as_json() for name, m in self.rankers.items()}, "dataset": self.dataset,
-                "rows": self.rows, "kb": self.kb, "embedder": self.embedder, "lm": self.lm,
-                "candidates": self.candidates, "weights": dict(self.weights), "seconds": round(self.seconds, 1)}
-
 
 @dataclass(frozen=True)
 class RowResult:
@@ -90,7 +79,7 @@ class RowResult:
     gold_id: str
     relevance: Mapping[str, int]        # quote id -> graded relevance (gold included)
     ideal: tuple[int, ...]              # relevances of the judged quotes the corpus holds, best first
-    lists: Mapping[str, tuple[Measurement, ...]]  # "vanilla" / "bm25" / "hybrid" -> measured candidates
+    lists: Mapping[str, tuple[Measurement, ...]]  # pool kind ("dense", "lexical", "fused") -> measured candidates
 
 
 # -- dataset -----------------------------------------------------------------------------------------------------
@@ -170,41 +159,6 @@ def _metrics(results: Sequence[tuple[str, int | None, float]]) -> RankerMetrics:
 
 
 # -- the searchable corpus ----------------------------------------------------------------------------------------
-class _Corpus:
-    """Gold quotes in memory (vectors + BM25), optionally merged with a knowledge base's dense retrieval."""
-
-    def __init__(self, quotes: Sequence[Quote], embedder: Any, *, quill: Any = None) -> None:
-        self.quotes = list(quotes)
-        self.embedder = embedder
-        self.quill = quill
-        self.vectors = embedder.embed_batch([q.text for q in self.quotes]) if self.quotes else np.zeros((0, 1))
-        extra = list(quill.kb.iter_quotes()) if quill is not None else []
-        self.lexical = LexicalIndex(self.quotes + extra)
-        self.by_id = {q.id: q for q in extra}
-        self.by_id.update({q.id: q for q in self.quotes})
-        self.keys = {key(q.text) for q in self.by_id.values()}
-
-    def pool(self, paragraph: str, *, k: int) -> tuple[Pool, Any]:
-        query = parse_query(paragraph)
-        text = query_text(query)
-        vector = self.embedder.embed_batch([text])[0]
-        sims = self.vectors @ vector if len(self.quotes) else np.zeros(0)
-        dense = [(self.quotes[i].id, float(sims[i])) for i in np.argsort(-sims, kind="stable")[:k]]
-        if self.quill is not None:
-            dense += [(c.quote.id, c.similarity) for c in self.quill.retrieve(query, k=k)]
-            dense = sorted(dict(dense).items(), key=lambda item: -item[1])[:k]
-        lexical = self.lexical.search(text, k=k)
-        cosine = dict(dense)
-        missing = [i for i, _ in lexical if i not in cosine]
-        if missing:
-            vectors = self.embedder.embed_batch([self.by_id[i].text for i in missing])
-            cosine.update({i: float(v @ vector) for i, v in zip(missing, vectors)})
-        pool = Pool(dense=tuple(Candidate(self.by_id[i], s) for i, s in dense),
-                    lexical=tuple(Candidate(self.by_id[i], s, retriever="bm25") for i, s in lexical),
-                    cosine=cosine)
-        return pool, query
-
-
 def _gold_quotes(rows: Sequence[EvalRow]) -> list[Quote]:
     seen: dict[str, Quote] = {}
     for row in rows:
@@ -213,26 +167,38 @@ def _gold_quotes(rows: Sequence[EvalRow]) -> list[Quote]:
     return list(seen.values())
 
 
+def corpus(rows: Sequence[EvalRow], *, embedder: Embedder, kb: Retriever | None = None) -> tuple[Retriever, list[Quote]]:
+    """The retriever evaluation ranks with: every gold quote of ``rows`` embedded in memory, merged with the
+    knowledge base behind ``kb`` when given (read only); also returns the gold quotes."""
+    gold = _gold_quotes(rows)
+    dense: DenseIndex = MemoryIndex(gold, embedder)
+    extra: list[Quote] = []
+    if kb is not None:
+        extra = list(kb.catalog.iter_quotes())
+        dense = MergedIndex(dense, kb.dense)
+    return Retriever(MemoryCatalog([*gold, *extra]), embedder, dense), gold
+
+
 # -- running -----------------------------------------------------------------------------------------------------
-def collect(rows: Sequence[EvalRow], *, embedder: Any, scorer: Any = None, quill: Any = None,
+def collect(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | None = None, kb: Retriever | None = None,
             corpus_rows: Sequence[EvalRow] | None = None, candidates: int = 20,
-            progress: Progress | None = None, wrap: bool = False) -> list[RowResult]:
-    """Retrieve and measure every row once (the LM part only when ``scorer`` is given)."""
-    gold = _gold_quotes(corpus_rows or rows)
-    corpus = _Corpus(gold, embedder, quill=quill)
+            progress: Progress | None = None) -> list[RowResult]:
+    """Retrieve and measure every row once (the LM part only when ``scorer`` is given), with the same retriever
+    and measurements ``Quill.suggest`` uses."""
+    retriever, gold = corpus(corpus_rows or rows, embedder=embedder, kb=kb)
     gold_by_key = {key(q.text): q for q in gold}
-    ids_by_key = {key(q.text): q.id for q in corpus.by_id.values()}
+    extra = list(kb.catalog.iter_quotes()) if kb is not None else []
+    ids_by_key = {key(q.text): q.id for q in [*extra, *gold]}  # a gold quote wins over a KB quote of the same text
     out = []
     for number, row in enumerate(rows):
         gold_quote = gold_by_key[key(row.quote)]
         relevance = {ids_by_key[key(t)]: r for t, r in row.graded.items() if key(t) in ids_by_key}
         relevance[gold_quote.id] = max(GOLD_RELEVANCE, relevance.get(gold_quote.id, 0))
-        pool, query = corpus.pool(row.context, k=candidates)
-        lists: dict[str, tuple[Measurement, ...]] = {}
-        fused = candidates_for("hybrid", pool, k=candidates)
-        lists["hybrid"] = tuple(measure(query, fused, scorer=scorer, pool=pool, wrap=wrap))
-        lists["vanilla"] = tuple(measure(query, candidates_for("vanilla", pool, k=candidates), pool=pool))
-        lists["bm25"] = tuple(measure(query, candidates_for("bm25", pool, k=candidates), pool=pool))
+        query = parse_query(row.context)
+        pool = retriever.pool(query, k=candidates)
+        lists = {kind: tuple(measure(query, candidates_for(kind, pool, k=candidates),
+                                     scorer=scorer if kind == "fused" else None, pool=pool))
+                 for kind in ("fused", "dense", "lexical")}
         out.append(RowResult(row=row, gold_id=gold_quote.id, relevance=relevance,
                              ideal=tuple(sorted(relevance.values(), reverse=True)), lists=lists))
         if progress:
@@ -242,11 +208,10 @@ def collect(rows: Sequence[EvalRow], *, embedder: Any, scorer: Any = None, quill
 
 def ranked(result: RowResult, ranker: str, weights: Weights | None = None) -> list[str]:
     """Quote ids in the order ``ranker`` gives them for one collected row."""
-    family = "hybrid" if ranker in LM_RANKERS else ranker
-    return [s.quote.id for s in order(result.lists[family], ranker=ranker, weights=weights)]
+    return [s.quote.id for s in order(result.lists[get_ranker(ranker).pool], ranker=ranker, weights=weights)]
 
 
-def summarize(results: Sequence[RowResult], *, rankers: Sequence[str] = RANKERS,
+def summarize(results: Sequence[RowResult], *, rankers: Sequence[str] = tuple(RANKERS),
               weights: Weights | None = None) -> dict[str, RankerMetrics]:
     """Metrics per ranker over collected rows (cheap: no LM call)."""
     metrics = {}
@@ -261,21 +226,19 @@ def summarize(results: Sequence[RowResult], *, rankers: Sequence[str] = RANKERS,
     return metrics
 
 
-def evaluate(rows: Sequence[EvalRow], *, embedder: Any, scorer: Any = None, quill: Any = None,
-             rankers: Sequence[str] = RANKERS, weights: Weights | None = None, candidates: int = 20,
-             corpus_rows: Sequence[EvalRow] | None = None, dataset: str = "", kb: str = "none", lm: str = "",
-             progress: Progress | None = None) -> EvalReport:
-    """Run ``rankers`` over ``rows`` and return their metrics (see the module docstring)."""
-    unknown = [r for r in rankers if r not in RANKERS]
-    if unknown:
-        raise InputError(f"unknown ranker(s) {', '.join(unknown)}; choose from {', '.join(RANKERS)}")
-    needs_lm = any(r in LM_RANKERS for r in rankers)
+def evaluate(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | None = None,
+             kb: Retriever | None = None, rankers: Sequence[str] = tuple(RANKERS), weights: Weights | None = None,
+             candidates: int = 20, corpus_rows: Sequence[EvalRow] | None = None, dataset: str = "",
+             kb_name: str = "none", lm: str = "", progress: Progress | None = None) -> EvalReport:
+    """Run ``rankers`` over ``rows`` and return their metrics (see the module docstring). The LM ``scorer`` is used
+    only when a ranker needs it; ``kb`` (a knowledge base's retriever) adds its quotes to the gold ones."""
+    needs_lm = any(get_ranker(r).needs_lm for r in rankers)
     started = time.perf_counter()
-    results = collect(rows, embedder=embedder, scorer=scorer if needs_lm else None, quill=quill,
+    results = collect(rows, embedder=embedder, scorer=scorer if needs_lm else None, kb=kb,
                       corpus_rows=corpus_rows, candidates=candidates, progress=progress)
     w = weights or Weights()
-    return EvalReport(rankers=summarize(results, rankers=rankers, weights=w), dataset=dataset, rows=len(rows), kb=kb,
-                      embedder=getattr(embedder, "name", "?"), lm=lm if needs_lm else "", candidates=candidates,
+    return EvalReport(rankers=summarize(results, rankers=rankers, weights=w), dataset=dataset, rows=len(rows),
+                      kb=kb_name, embedder=embedder.name, lm=lm if needs_lm else "", candidates=candidates,
                       weights=w.as_dict(), seconds=time.perf_counter() - started)
 
 
@@ -331,25 +294,3 @@ def _chart(report: EvalReport, path: Path, columns: Sequence[str], heads: Sequen
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-def evaluate_dataset(quill: Any, dataset: str | Path, *, rankers: Sequence[str] = RANKERS, limit: int = 0,
-                     lang: str = "", kb: str = "none", candidates: int = 20, weights: Any = None,
-                     progress: Progress | None = None) -> EvalReport:
-    """:func:`evaluate` with ``quill``'s embedder and LM on a JSONL file (see :meth:`Quill.evaluate`).
-
-    ``kb="none"`` ranks against the dataset's gold quotes only; a knowledge-base name adds its quotes (read-only).
-    """
-    from dataclasses import replace
-
-    rows = load_dataset(dataset, limit=limit, lang=lang)
-    corpus_rows = load_dataset(dataset)
-    kb_quill = None
-    if kb and kb != "none":
-        kb_quill = type(quill)(replace(quill.settings, kb=kb), embedder=quill.embedder, scorer=quill._lm_scorer())
-        if len(kb_quill.kb) == 0:
-            raise InputError(f"knowledge base {kb!r} is empty: build or import it first, or use --kb none")
-    needs_lm = any(r in LM_RANKERS for r in rankers)
-    return evaluate(rows, embedder=quill.embedder, scorer=quill._lm_scorer() if needs_lm else None, quill=kb_quill,
-                    rankers=rankers, weights=Weights.of(weights), candidates=candidates, corpus_rows=corpus_rows,
-                    dataset=str(dataset), kb=kb or "none", lm=quill.settings.lm_model, progress=progress)

@@ -1,245 +1,226 @@
-"""The ``Quill`` facade: one object that owns (lazily) the knowledge base, embedder, vector store and models, and
-offers every operation the app and the CLI need. Pass any resource in to replace it (tests inject fakes)."""
+"""The ``Quill`` facade: every operation the app and the CLI need, over resources it owns (see
+:class:`~quill_core._resources.Resources`). It calls the stages; no stage receives the facade."""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Mapping, Sequence
 
+from ._attribution import Entailer
 from ._config import Settings
-from ._embed import Embedder, load_embedder
-from ._store import VectorStore, collection_name
-from ._names import author_key
-from ._query import parse_query, query_text
-from ._types import Candidate, Filters, ImportReport, KBStats, Query, Quote, Suggestion, Progress
+from ._criteria import Weights
+from ._embed import Embedder
+from ._errors import InputError
+from ._evaluate import EvalReport, evaluate, load_dataset
+from ._generate import Generator
+from ._insert import insert
+from ._kb import KnowledgeBase, build_tier, import_file
+from ._names import author_key, clean_author
+from ._query import parse_query
+from ._rank import RANKERS, get_ranker, score_quote, suggest
+from ._resources import Resources
+from ._retrieve import Retriever, StoreIndex
+from ._scorer import Scorer
+from ._sources import Provenance, SourceInfo, SourceLibrary
+from ._spans import locate
+from ._store import VectorStore
+from ._text import detect_lang
+from ._types import (
+    BrowsePage,
+    Candidate,
+    FilterOptions,
+    Filters,
+    ImportReport,
+    InsertResult,
+    KBStats,
+    Progress,
+    Query,
+    Quote,
+    Span,
+    Suggestion,
+)
+from ._verify import Verification, verify
 
-
-EMBED_BATCH = 1024
+FILTER_AUTHORS = 3000  # the most quoted authors the filter lists (any other name can still be typed)
+FILTER_TOPICS = 1000
+SOURCE_REACH = 400  # characters of source text around a quote that insertion may use as evidence
 
 
 class Quill:
     """Everything Quill does, over injected or lazily created resources (thread-safe: the app shares one)."""
 
-    def __init__(self, settings: Settings | None = None, *, kb: Any = None, embedder: Embedder | None = None,
-                 store: VectorStore | None = None, **resources: Any) -> None:
+    def __init__(self, settings: Settings | None = None, *, kb: KnowledgeBase | None = None,
+                 embedder: Embedder | None = None, store: VectorStore | None = None, scorer: Scorer | None = None,
+                 generator: Generator | None = None, entailer: Entailer | None = None,
+                 sources: SourceLibrary | None = None) -> None:
         self.settings = settings or Settings.load()
-        self._kb = kb
-        self._embedder = embedder
-        self._store = store
-        self._resources = resources  # scorer, generator, entailer, ... (filled by later stages)
-        self._lock = threading.RLock()
-        self._indexed_revision: int | None = None
+        self._resources = Resources(self.settings, kb=kb, embedder=embedder, store=store, scorer=scorer,
+                                    generator=generator, entailer=entailer, sources=sources)
+        self._lock = threading.Lock()
+        self._options: tuple[int, FilterOptions] | None = None
 
-    # -- resources ------------------------------------------------------------------------------------------
+    # -- resources (made on first use) -----------------------------------------------------------------------------
     @property
-    def kb(self) -> Any:
-        with self._lock:
-            if self._kb is None:
-                from ._kb import KnowledgeBase
-
-                self._kb = KnowledgeBase.open(self.settings)
-            return self._kb
+    def kb(self) -> KnowledgeBase:
+        return self._resources.kb.get()
 
     @property
     def embedder(self) -> Embedder:
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = load_embedder(self.settings.embedding_model)
-            return self._embedder
+        return self._resources.embedder.get()
 
     @property
     def store(self) -> VectorStore:
-        with self._lock:
-            if self._store is None:
-                self._store = VectorStore(self.settings)
-            return self._store
+        return self._resources.store.get()
+
+    @property
+    def scorer(self) -> Scorer:
+        """The language model's passage scorer (loads the LM on first use)."""
+        return self._resources.scorer.get()
+
+    @property
+    def generator(self) -> Generator:
+        return self._resources.generator.get()
+
+    @property
+    def entailer(self) -> Entailer:
+        return self._resources.entailer.get()
+
+    @property
+    def sources(self) -> SourceLibrary:
+        return self._resources.sources.get()
+
+    @property
+    def retriever(self) -> Retriever:
+        return self._resources.retriever.get()
 
     @property
     def collection(self) -> str:
-        return collection_name("quotes", self.kb.name, self.embedder.name)
+        """The Chroma collection holding this knowledge base's vectors for this embedder."""
+        return self._resources.index.get().collection
 
-    # -- knowledge base -------------------------------------------------------------------------------------
+    # -- knowledge base --------------------------------------------------------------------------------------------
     def stats(self) -> KBStats:
         return self.kb.stats()
 
-    def import_file(self, path: str | Path, *, format: str = "auto", mapping: dict[str, str] | None = None,
+    def filter_options(self) -> FilterOptions:
+        """The languages, authors and topics the retrieval filters offer (recomputed when the knowledge base
+        changes)."""
+        kb = self.kb
+        with self._lock:
+            if self._options is None or self._options[0] != kb.revision:
+                options = FilterOptions(langs=tuple(sorted(kb.stats().by_lang)),
+                                        authors=tuple(kb.authors(limit=FILTER_AUTHORS)),
+                                        topics=tuple(kb.topics(limit=FILTER_TOPICS)))
+                self._options = (kb.revision, options)
+            return self._options[1]
+
+    def browse(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "", collection: str = "",
+               limit: int = 20, offset: int = 0) -> BrowsePage:
+        """One page of the quotes matching every given filter (``search`` is a substring of the text)."""
+        filters = {"search": search, "author": author, "lang": lang, "topic": topic, "collection": collection}
+        return BrowsePage(quotes=tuple(self.kb.browse(**filters, limit=limit, offset=offset)),
+                          total=self.kb.count(**filters), offset=offset)
+
+    def import_file(self, path: str | Path, *, format: str = "auto", mapping: Mapping[str, str] | None = None,
                     collection: str | None = None, progress: Progress | None = None) -> ImportReport:
         """Import a quote file into the knowledge base, then index what is new."""
-        from ._kb import import_file
-
-        report = import_file(self.kb, path, format=format, mapping=mapping, collection=collection,
-                             progress=_scaled(progress, 0.0, 0.5))
+        report = import_file(self.kb, path, format=format, mapping=dict(mapping) if mapping else None,
+                             collection=collection, progress=_scaled(progress, 0.0, 0.5))
         self.index(progress=_scaled(progress, 0.5, 1.0))
         return report
 
     def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
         """Build a bundled tier into this Quill's knowledge base and index it."""
-        from ._kb import build_tier
-
         report = build_tier(self.kb, tier, progress=_scaled(progress, 0.0, 0.3))
         self.index(progress=_scaled(progress, 0.3, 1.0))
         return report
 
     def index(self, *, progress: Progress | None = None) -> int:
         """Bring the vector collection in line with the knowledge base; return how many quotes were embedded."""
-        with self._lock:
-            kb, store, name = self.kb, self.store, self.collection
-            if self._indexed_revision == kb.revision:
-                return 0
-            present = store.ids(name)
-            wanted: list[Quote] = []
-            kb_ids: set[str] = set()
-            for quote in kb.iter_quotes():
-                kb_ids.add(quote.id)
-                if quote.id not in present:
-                    wanted.append(quote)
-            stale = sorted(present - kb_ids)
-            if stale:
-                store.delete(name, stale)
-            for start in range(0, len(wanted), EMBED_BATCH):
-                batch = wanted[start : start + EMBED_BATCH]
-                vectors = self.embedder.embed_batch([q.text for q in batch])
-                # ids, vectors and the filter fields only: the KB holds the text (documents would double the write)
-                store.upsert(name, [q.id for q in batch], vectors,
-                             metadatas=[{"lang": q.lang, "author": author_key(q.author)} for q in batch])
-                if progress:
-                    done = min(start + EMBED_BATCH, len(wanted))
-                    progress(done / len(wanted), f"embedded {done:,} of {len(wanted):,} quotes")
-            self._indexed_revision = kb.revision
-            return len(wanted)
+        return self._resources.index.get().sync(progress=progress)
 
-    # -- suggest --------------------------------------------------------------------------------------------
+    # -- suggest ---------------------------------------------------------------------------------------------------
     def retrieve(self, paragraph: str | Query, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
         """The ``k`` quotes nearest to the text around the insertion point, filtered, best first."""
-        query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
-        return self.search(query_text(query), k=k, filters=filters)
+        return self.retriever.retrieve(_query(paragraph), k=k, filters=filters)
 
-    def search(self, text: str, *, k: int = 10, filters: Filters | None = None,
-               vector: Any = None) -> list[Candidate]:
-        """Dense nearest neighbours of a free text (also used to look quotes up when verifying); ``vector`` is the
-        text's embedding when the caller already has it."""
-        self.index()
-        filters = filters or Filters()
-        where = _where(filters)
-        vector = self.embedder.embed_batch([text])[0] if vector is None else vector
-        allowed = self.kb.ids(topic=filters.topic, author=filters.author, lang=filters.lang) if filters.topic else None
-        hits = self.store.query(self.collection, vector, k=k, where=where, ids=allowed)
-        quotes = {q.id: q for q in self.kb.get([i for i, _ in hits])}
-        return [Candidate(quote=quotes[i], similarity=s) for i, s in hits if i in quotes]
-
-    @property
-    def lexical(self) -> Any:
-        """The BM25 index (:class:`~quill_core._lexical.LexicalIndex`) of the knowledge base, rebuilt when it changes."""
-        with self._lock:
-            kb = self.kb
-            held = self._resources.get("lexical")
-            if held is None or held[0] != kb.revision:
-                from ._lexical import LexicalIndex
-
-                held = (kb.revision, LexicalIndex(kb.iter_quotes()))
-                self._resources["lexical"] = held
-            return held[1]
+    def search(self, text: str, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
+        """Dense nearest neighbours of a free text (also used to look quotes up when verifying)."""
+        return self.retriever.search(text, k=k, filters=filters)
 
     def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
-                weights: Any = None, candidates: int = 20) -> list[Suggestion]:
+                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
         """The ``k`` best quotes for the paragraph's insertion point: ``candidates`` retrieved (dense + BM25), then
-        ordered by ``ranker`` (``vanilla``, ``bm25``, ``hybrid``, ``quill``, ``default``; see
-        :mod:`quill_core._rank`); ``weights`` (a :class:`~quill_core._rank.Weights` or a name -> weight mapping)
-        adjusts the default ranker's criteria. Each suggestion carries its breakdown and a one-line ``why``."""
-        from ._rank import suggest
+        ordered by ``ranker`` (see ``RANKERS``); ``weights`` (a :class:`Weights` or a name -> weight mapping)
+        adjusts the default ranker's criteria. Each suggestion carries its breakdown, a one-line ``why`` and its
+        place in an added source text when found."""
+        spec = get_ranker(ranker)
+        return suggest(_query(paragraph), retriever=self.retriever, scorer=self.scorer if spec.needs_lm else None,
+                       records=self.kb, provenance=self.provenance if self._resources.has_sources() else None,
+                       k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
 
-        return suggest(self, paragraph, k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
-
-    def score(self, paragraph: str | Query, quote: str, *, author: str = "", weights: Any = None) -> Suggestion:
+    def score(self, paragraph: str | Query, quote: str, *, author: str = "",
+              weights: Weights | Mapping[str, float] | None = None) -> Suggestion:
         """Every criterion of ``quote`` (attributed to ``author``) inserted at the paragraph's ``[Q]``, including
-        authenticity and credibility against the knowledge base (see :func:`quill_core._rank.score_quote`)."""
-        from ._rank import score_quote
+        authenticity and credibility against the knowledge base."""
+        return score_quote(_query(paragraph), quote, retriever=self.retriever, scorer=self.scorer, records=self.kb,
+                           author=author, weights=weights)
 
-        return score_quote(self, paragraph, quote, author=author, weights=weights)
+    def evaluate(self, dataset: str | Path, *, rankers: Sequence[str] | None = None, limit: int = 0, lang: str = "",
+                 kb: str = "none", candidates: int = 20, weights: Weights | Mapping[str, float] | None = None,
+                 progress: Progress | None = None) -> EvalReport:
+        """MRR, Hit@k and NDCG@3 of each ranker on a JSONL evaluation set, overall and per language. The set's gold
+        quotes join the corpus; the knowledge base ``kb`` (default none) adds its quotes and is only read."""
+        rows = load_dataset(dataset, limit=limit, lang=lang)
+        names = tuple(rankers or RANKERS)
+        needs_lm = any(get_ranker(r).needs_lm for r in names)
+        return evaluate(rows, embedder=self.embedder, scorer=self.scorer if needs_lm else None,
+                        kb=self._retriever_of(kb), rankers=names, weights=Weights.of(weights), candidates=candidates, corpus_rows=load_dataset(dataset),
+                        dataset=str(dataset), kb_name=kb or "none", lm=self.settings.lm_model, progress=progress)
 
-    def evaluate(self, dataset: str | Path, *, rankers: Any = None, limit: int = 0, lang: str = "", kb: str = "none",
-                 candidates: int = 20, weights: Any = None, progress: Progress | None = None) -> Any:
-        """MRR, Hit@k and NDCG@3 of each ranker on a JSONL evaluation set, overall and per language: an
-        :class:`~quill_core._evaluate.EvalReport` (see :func:`quill_core._evaluate.evaluate_dataset`). The set's gold
-        quotes join the corpus; the knowledge base ``kb`` (default none) is only read."""
-        from ._evaluate import evaluate_dataset
-        from ._rank import RANKERS
+    def _retriever_of(self, kb: str) -> Retriever | None:
+        """The retriever of the knowledge base named ``kb`` (this Quill's own, another one read only, or none)."""
+        if not kb or kb == "none":
+            return None
+        if kb == self.settings.kb:
+            other = self.kb
+        else:
+            other = KnowledgeBase.open(replace(self.settings, kb=kb))
+        if len(other) == 0:
+            raise InputError(f"knowledge base {kb!r} is empty: build or import it first, or use --kb none")
+        if other is self.kb:
+            return self.retriever
+        return Retriever(other, self.embedder, StoreIndex(other, self.store, self.embedder))
 
-        return evaluate_dataset(self, dataset, rankers=rankers or RANKERS, limit=limit, lang=lang, kb=kb,
-                                candidates=candidates, weights=weights, progress=progress)
-
-    # -- verify and sources (spans.py, verify.py, sources.py) -----------------------------------------------
-    def locate(self, quote: str, text: str, *, threshold: float = 90) -> list[Any]:
-        """Every span of ``text`` where ``quote`` occurs (see :func:`quill_core._spans.locate`)."""
-        from ._spans import locate
-
+    # -- verify and sources ----------------------------------------------------------------------------------------
+    def locate(self, quote: str, text: str, *, threshold: float = 90) -> list[Span]:
+        """Every span of ``text`` where ``quote`` occurs."""
         return locate(quote, text, threshold=threshold)
 
-    @property
-    def sources(self) -> Any:
-        """The :class:`~quill_core._sources.SourceLibrary` under ``settings.home/sources`` (dense via this Quill's
-        store and embedder, loaded only when a lookup needs them)."""
-        from ._sources import SourceLibrary
-
-        return self._shared("sources", lambda: SourceLibrary(self.settings, store=lambda: self.store,
-                                                             embedder=lambda: self.embedder))
+    def list_sources(self) -> list[SourceInfo]:
+        """The source texts added so far."""
+        return self.sources.list() if self._resources.has_sources() else []
 
     def add_source(self, name_or_path: str | Path, *, author: str = "", title: str = "", index: bool = True,
-                   progress: Progress | None = None) -> Any:
-        """Add a bundled source (``shakespeare``, ``bible``, ``sotu``) or a .txt / .md file; returns its SourceInfo."""
+                   progress: Progress | None = None) -> SourceInfo:
+        """Add a bundled source (``shakespeare``, ``bible``, ``sotu``) or a .txt / .md file."""
         return self.sources.add(name_or_path, author=author, title=title, index=index, progress=progress)
 
-    def provenance(self, quote: Quote | str, *, threshold: float = 90) -> Any:
-        """Where a quote occurs in the added sources (a Provenance with the exact span), or None."""
+    def provenance(self, quote: Quote | str, *, threshold: float = 90) -> Provenance | None:
+        """Where a quote occurs in the added sources (with the exact span), or None."""
         return self.sources.provenance(quote, threshold=threshold)
 
-    def verify(self, draft: str, *, threshold: float = 75.0, k: int = 8) -> list[Any]:
-        """Verdicts on every quotation of ``draft`` (see :func:`quill_core._verify.verify`)."""
-        from ._verify import verify
-
-        sources = self.sources if self.sources.list() else None
+    def verify(self, draft: str, *, threshold: float = 75.0, k: int = 8) -> list[Verification]:
+        """Verdicts on every quotation of ``draft``."""
         return verify(draft, kb=self.kb, neighbours=lambda text, n: self.search(text, k=n), threshold=threshold,
-                      k=k, sources=sources)
+                      k=k, sources=self.sources if self._resources.has_sources() else None)
 
-    # -- insert (generate.py, attribution.py, insert.py) ----------------------------------------------------
-    def _shared(self, name: str, make: Callable[[], Any]) -> Any:
-        """The resource ``name`` from the constructor, else made once by ``make`` and kept."""
-        with self._lock:
-            if self._resources.get(name) is None:
-                self._resources[name] = make()
-            return self._resources[name]
-
-    def _lm_scorer(self) -> Any:
-        from ._lm import PerplexityScorer
-
-        return self._shared("scorer", lambda: PerplexityScorer(self.settings))
-
-    @property
-    def generator(self) -> Any:
-        """The sentence generator (``generator=`` resource, else :func:`quill_core._generate.load_generator`)."""
-        from ._generate import load_generator
-
-        return self._shared("generator", lambda: load_generator(self.settings))
-
-    @property
-    def entailer(self) -> Any:
-        """The attribution backend (``entailer=`` resource, else :func:`quill_core._attribution.load_entailer`)."""
-        from ._attribution import load_entailer
-
-        return self._shared("entailer", lambda: load_entailer(
-            self.settings, scorer=self._lm_scorer() if not self.settings.nli_model else None,
-            generator=self.generator if self.settings.llm_base_url else None))
-
-    def insert_quote(self, quote: Quote | str, *, author: str | None = None) -> Quote:
+    # -- insert ----------------------------------------------------------------------------------------------------
+    def resolve_quote(self, quote: Quote | str, *, author: str | None = None) -> Quote:
         """The :class:`Quote` to insert: a given Quote (its author replaced by ``author`` if given), or a text looked
         up in the knowledge base; a text the knowledge base does not attribute needs ``author``."""
-        from dataclasses import replace
-
-        from ._errors import InputError
-        from ._text import detect_lang
-        from ._names import clean_author
-
         if isinstance(quote, Quote):
             return replace(quote, author=author) if author else quote
         text = (quote or "").strip()
@@ -258,41 +239,27 @@ class Quill:
         raise InputError(f"the knowledge base attributes this quote to several authors ({names}): give the author")
 
     def insert(self, paragraph: str, quote: Quote | str, *, author: str | None = None, drafts: int = 4,
-               progress: Progress | None = None) -> Any:
-        """Write one sentence bringing the quote and its author into the paragraph at ``[Q]`` (else at the end);
-        returns an :class:`~quill_core._types.InsertResult` (see :func:`quill_core._insert.insert`)."""
-        from ._insert import insert
+               progress: Progress | None = None) -> InsertResult:
+        """Write one sentence bringing the quote and its author into the paragraph at ``[Q]`` (else at the end)."""
+        chosen = self.resolve_quote(quote, author=author)
+        return insert(paragraph, chosen, generator=self.generator, scorer=self.scorer, entailer=self.entailer,
+                      drafts=drafts, passage=self._source_passage(chosen), progress=progress)
 
-        quote = self.insert_quote(quote, author=author)
-        passage = self._source_passage(quote)
-        return insert(paragraph, quote, generator=self.generator, scorer=self._lm_scorer(), entailer=self.entailer,
-                      drafts=drafts, passage=passage, progress=progress)
-
-    def _source_passage(self, quote: Quote, *, reach: int = 400) -> str:
-        """The text around the quote in an added source (the verify stage's provenance), or ''."""
-        if self._resources.get("sources") is None and not (self.settings.home / "sources").exists():
+    def _source_passage(self, quote: Quote) -> str:
+        """The text around the quote in an added source (evidence for attribution), or ''."""
+        if not self._resources.has_sources():
             return ""
-        sources = self.sources
-        if not sources.list():
-            return ""
-        found = sources.provenance(quote)
+        found = self.sources.provenance(quote)
         if found is None:
             return ""
-        text = sources.text(found.source, found.doc)
-        lo = max(found.passage_start, found.span.start - reach)
-        hi = min(found.passage_end, found.span.end + reach)
+        text = self.sources.text(found.source, found.doc)
+        lo = max(found.passage_start, found.span.start - SOURCE_REACH)
+        hi = min(found.passage_end, found.span.end + SOURCE_REACH)
         return text[lo:hi]
 
 
-def _where(filters: Filters) -> dict[str, Any] | None:
-    clauses = []
-    if filters.lang:
-        clauses.append({"lang": filters.lang})
-    if filters.author:
-        clauses.append({"author": author_key(filters.author)})
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+def _query(paragraph: str | Query) -> Query:
+    return paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
 
 
 def _scaled(progress: Progress | None, lo: float, hi: float) -> Progress | None:

@@ -1,148 +1,88 @@
-"""Rankers and criteria: which retrieved quote fits the insertion point best, and why.
+"""Ranking: the registry of rankers, measuring candidates, ordering them, and the suggest and score stages.
 
-Every criterion is a value in [0, 1] (higher is better) computed from a raw measurement, which is kept.
-``σ(x) = 1 / (1 + exp(-x))``; NLLs are mean nats per token of the *windowed* passage (the last
-``max_prefix_tokens`` tokens before the insertion point, the quote, the next sentence after it), scored by
-:class:`quill_core._lm.PerplexityScorer` with the candidate really inserted into the text.
-
-- ``relevance``: raw = cosine between the query window and the quote (dense retrieval); value = clip(raw, 0, 1).
-- ``lexical``: raw = BM25 score; value = raw / the best BM25 score among the candidates (0 when absent).
-- ``quote_match`` (PPLq): raw = exp(mean NLL of the quote after its first ``head_chars`` characters plus the
-  following text, given the prefix and those characters), QUILL's ppl1. value = σ((NLL_alone − NLL_here) / TAU_Q)
-  over the quote's own part of that range (after its first characters): how much the context makes the quote
-  likelier than on its own (a pointwise mutual information; 0.5 = no help). The following text's part is
-  ``semantic_match``'s, so it is not counted twice. Without the quote-alone NLL: σ((ln NOVELTY_CENTER − NLL_here) / TAU_Q).
-- ``semantic_match`` (PPLm): raw = exp(mean NLL of the text after the quote, given prefix + quote);
-  value = σ((ln PPL_without − ln PPLm) / TAU_M), PPL_without = the same text without the quote. No text after the
-  insertion point: value 0.5 (neutral), raw None.
-- ``fluency``: raw = PPL(passage with the quote) / PPL(passage without it); value = σ(−ln raw / TAU_F).
-- ``novelty``: raw = the quote's own perplexity under the LM (``Quote.ppl``, computed lazily and cached in the
-  knowledge base); value = σ((ln raw − ln NOVELTY_CENTER) / TAU_N − POPULARITY_PENALTY · log10(1 + popularity)):
-  unfamiliar, rarely attested quotes score high. Never NaN: a missing PPL gives 0.5.
-- ``authenticity``: 1 for a quote of the knowledge base (verbatim hit), the fuzzy score / 100 for a near hit,
-  0 when the quote is nowhere (see :func:`assess`).
-- ``credibility``: 1 when the attributed author matches the knowledge base's author (normalized names), lower for
-  a partial match, 0.5 when no author is known on either side, 0 for another author or an unknown quote.
-
-``total`` = Σ wᵢ·valueᵢ / Σ wᵢ over the criteria with a weight, so it is in [0, 1] too.
-
-Rankers (``RANKERS``): ``vanilla`` (dense cosine), ``bm25`` (lexical), ``hybrid`` (reciprocal-rank fusion of both),
-``quill`` (QUILL's avg_novelty, lower is better, with the candidate inserted: (min(PPLq, 20) + min(PPLm, 20)) / 2
-+ 0.05·PPL_own + 0.5·log10(popularity); reported score 1 / (1 + that)) and ``default`` (the weighted total).
-``quill`` and ``default`` rerank the ``hybrid`` candidates. Retrieval never sees a gold author.
-
-Default weights (``Weights()``): relevance 1, quote_match 0.5, fluency 0.3, authenticity 0.1, credibility 0.1,
-and 0 for lexical, semantic_match and novelty. Chosen by a grid search on the 70 English rows of QUILL's dev set
-with SmolLM2-135M and MiniLM (``bench/eval.py --tune``): MRR 0.371 / Hit@1 0.329 against vanilla's 0.321 / 0.271;
-5-fold cross-validated (weights chosen on 4/5, scored on the rest) 0.340 / 0.286: a real but small gain on 70 rows
-(every fold chose quote_match 0.25-0.75, fluency 0.3-0.4, semantic_match 0, novelty 0). With this small LM the next-sentence signal (semantic_match) and novelty did not help
-pick QUILL's gold quote, so they count for nothing by default; users can raise them. The quote given its
-context (quote_match, a PMI) is the LM's useful signal. authenticity / credibility are constant for knowledge-base
-quotes and matter when scoring a quote a user or a generator brought (``Quill.score``).
+Rankers (:data:`RANKERS`): ``vanilla`` (dense cosine), ``bm25`` (lexical), ``hybrid`` (reciprocal-rank fusion of
+both), ``quill`` (QUILL's avg_novelty, lower is better, with the candidate inserted: (min(PPLq, 20) + min(PPLm, 20)) / 2
++ 0.05·PPL_own + 0.5·log10(popularity); reported score 1 / (1 + that)) and ``default`` (the weighted total of the
+criteria, see :mod:`quill_core._criteria`). ``quill`` and ``default`` rerank the ``hybrid`` candidates. Retrieval
+never sees a gold author.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Protocol, Sequence
 
+from ._criteria import (
+    Assessment,
+    Measurement,
+    Weights,
+    assess,
+    criteria,
+    kb_assessment,
+    quill_value,
+    total,
+    why,
+)
 from ._errors import InputError, QuillError
-from ._lm import PassageNLL
 from ._names import author_key, clean_author
-from ._types import Candidate, Criterion, Query, Quote, Suggestion
+from ._query import query_text
+from ._retrieve import Retriever
+from ._scorer import PassageNLL, Scorer
+from ._text import detect_lang
+from ._types import Candidate, Criterion, Filters, Pool, Query, Quote, Suggestion
 
+if TYPE_CHECKING:
+    from ._sources import Provenance
 
-RANKERS = ("vanilla", "bm25", "hybrid", "quill", "default")
-LM_RANKERS = ("quill", "default")
 RRF_K = 60
-TAU_Q = 1.0
-TAU_M = 0.25
-TAU_F = 0.25
-TAU_N = 0.75
-NOVELTY_CENTER = 60.0
-POPULARITY_PENALTY = 0.5
-QUILL_CAP = 20.0
+RankerName = Literal["vanilla", "bm25", "hybrid", "quill", "default"]
+PoolKind = Literal["dense", "lexical", "fused"]
 
 
 @dataclass(frozen=True)
-class Weights:
-    """Weight of each criterion in the total (non-negative; at least one positive). The defaults were chosen on
-    QUILL's English dev set (see "Default weights" in the module docstring); criteria with weight 0 are still
-    measured and shown."""
+class Ranker:
+    """One way of ordering candidates: which retrieved list it orders (``pool``), whether it needs the language
+    model, and its score of one measured candidate (``rank`` is the candidate's place in that list)."""
 
-    relevance: float = 1.0
-    lexical: float = 0.0
-    quote_match: float = 0.5
-    semantic_match: float = 0.0
-    fluency: float = 0.3
-    novelty: float = 0.0
-    authenticity: float = 0.1
-    credibility: float = 0.1
-
-    def __post_init__(self) -> None:
-        values = [getattr(self, f.name) for f in fields(self)]
-        if any(not math.isfinite(v) or v < 0 for v in values) or not any(v > 0 for v in values):
-            raise InputError("criterion weights must be finite, non-negative, and not all zero")
-
-    @classmethod
-    def of(cls, weights: "Weights | Mapping[str, float] | None") -> "Weights":
-        """``weights`` as :class:`Weights`; a mapping overrides the defaults by name (unknown names are an error)."""
-        if weights is None:
-            return cls()
-        if isinstance(weights, Weights):
-            return weights
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(weights) - names)
-        if unknown:
-            raise InputError(f"unknown criteria {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        try:
-            return replace(cls(), **{k: float(v) for k, v in weights.items()})
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"criterion weights must be numbers: {exc}") from exc
-
-    def as_dict(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    name: RankerName
+    label: str
+    description: str
+    pool: PoolKind
+    needs_lm: bool
+    score: Callable[[Measurement, int, tuple[Criterion, ...]], float]
 
 
-@dataclass(frozen=True)
-class Pool:
-    """Retrieved candidates of one query: ``dense`` by cosine and ``lexical`` by BM25 (``similarity`` = BM25),
-    best first; ``cosine`` holds the cosine of every quote in either list when known."""
-
-    dense: tuple[Candidate, ...] = ()
-    lexical: tuple[Candidate, ...] = ()
-    cosine: Mapping[str, float] = field(default_factory=dict)
+def _quill_score(m: Measurement, rank: int, breakdown: tuple[Criterion, ...]) -> float:
+    value = quill_value(m)
+    return 1.0 / (1.0 + value) if value is not None else 0.0
 
 
-@dataclass(frozen=True)
-class Assessment:
-    """Authenticity and credibility of one quote: values in [0, 1] with the raw score and a note."""
-
-    authenticity: float = 1.0
-    authenticity_raw: float | None = 100.0
-    authenticity_note: str = "in the knowledge base"
-    credibility: float = 1.0
-    credibility_raw: float | None = None
-    credibility_note: str = ""
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """Everything measured for one candidate in one passage (the raw inputs of every criterion)."""
-
-    quote: Quote
-    cosine: float | None = None
-    bm25: float = 0.0
-    bm25_max: float = 0.0
-    passage: PassageNLL | None = None     # with the quote inserted
-    baseline: PassageNLL | None = None    # the same passage without any quote
-    alone: PassageNLL | None = None       # the quote on its own
-    own_ppl: float | None = None          # the quote's own perplexity (novelty)
-    assessment: Assessment = field(default_factory=Assessment)
+RANKERS: Mapping[str, Ranker] = MappingProxyType({r.name: r for r in (
+    Ranker("vanilla", "Semantic similarity", "dense cosine similarity to the text around the insertion point",
+           "dense", False, lambda m, rank, b: m.cosine if m.cosine is not None else 0.0),
+    Ranker("bm25", "Keyword match (BM25)", "BM25 word overlap", "lexical", False,
+           lambda m, rank, b: m.bm25 / m.bm25_max if m.bm25_max > 0 else 0.0),
+    Ranker("hybrid", "Hybrid (semantic + keyword)", "reciprocal-rank fusion of the semantic and keyword lists",
+           "fused", False, lambda m, rank, b: 1.0 / (1 + rank)),
+    Ranker("quill", "QUILL reranker", "QUILL's perplexity + novelty score of the fused candidates", "fused", True,
+           _quill_score),
+    Ranker("default", "Quill: weighted criteria", "the weighted total of every criterion of the fused candidates",
+           "fused", True, lambda m, rank, b: total(b)),
+)})
+"""Every ranker by name, in the order the CLI and the app list them."""
 
 
-# -- candidate pools ---------------------------------------------------------------------------------------------
+def get_ranker(name: str) -> Ranker:
+    """The ranker called ``name``; an :class:`InputError` naming the known ones otherwise."""
+    found = RANKERS.get(name)
+    if found is None:
+        raise InputError(f"unknown ranker {name!r}; choose one of {', '.join(RANKERS)}")
+    return found
+
+
+# -- candidates ----------------------------------------------------------------------------------------------------
 def fuse(pool: Pool, *, k: int = 20) -> list[Candidate]:
     """Reciprocal-rank fusion of the dense and lexical lists (1 / (RRF_K + rank) summed), best first; each
     candidate's ``similarity`` is its cosine when known."""
@@ -156,18 +96,16 @@ def fuse(pool: Pool, *, k: int = 20) -> list[Candidate]:
     return [Candidate(quote=quotes[i], similarity=pool.cosine.get(i, 0.0), retriever="hybrid") for i in best]
 
 
-def candidates_for(ranker: str, pool: Pool, *, k: int) -> list[Candidate]:
-    """The candidates a ranker orders: its own retriever's list, or the fused list for the LM rankers."""
-    if ranker == "vanilla":
+def candidates_for(kind: PoolKind, pool: Pool, *, k: int) -> list[Candidate]:
+    """The first ``k`` candidates of one kind of list: dense, lexical, or the two fused."""
+    if kind == "dense":
         return list(pool.dense[:k])
-    if ranker == "bm25":
+    if kind == "lexical":
         return list(pool.lexical[:k])
-    if ranker in ("hybrid", *LM_RANKERS):
-        return fuse(pool, k=k)
-    raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
+    return fuse(pool, k=k)
 
 
-# -- measuring ---------------------------------------------------------------------------------------------------
+# -- measuring and ordering ------------------------------------------------------------------------------------------
 def prepare(query: Query) -> tuple[str, str]:
     """The text before and after the insertion point as the LM reads it (a CJK full stop in Latin-script text,
     an artefact of some datasets, becomes '.')."""
@@ -177,18 +115,10 @@ def prepare(query: Query) -> tuple[str, str]:
     return before, after
 
 
-def inserted(text: str, *, wrap: bool = False) -> str:
-    """The quote as it enters the passage for the LM: as is, or between quotation marks with ``wrap``."""
-    if not wrap:
-        return text
-    return f"“{text}”"
-
-
-def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Any = None, pool: Pool | None = None,
-            assessments: Mapping[str, Assessment] | None = None, alone: bool = True,
-            wrap: bool = False) -> list[Measurement]:
+def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Scorer | None = None, pool: Pool | None = None,
+            assessments: Mapping[str, Assessment] | None = None) -> list[Measurement]:
     """Measure every candidate: retrieval scores from ``pool``, LM NLLs from ``scorer`` (one batched call with the
-    baseline passage first), the quote's own NLL (cached by the scorer) when ``alone``."""
+    baseline passage first) and the quote's own NLL (cached by the scorer)."""
     pool = pool or Pool()
     bm25 = {c.quote.id: c.similarity for c in pool.lexical}
     bm25_max = max(bm25.values(), default=0.0)
@@ -197,11 +127,10 @@ def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Any = None
     own: list[PassageNLL | None] = [None] * len(candidates)
     if scorer is not None and candidates:
         before, after = prepare(query)
-        texts = [inserted(c.quote.text, wrap=wrap) for c in candidates]
+        texts = [c.quote.text for c in candidates]
         scored = scorer.score(before, ["", *texts], after)
         baseline, passages = scored[0], scored[1:]
-        if alone:
-            own = list(scorer.quote_alone(texts))
+        own = list(scorer.quote_alone(texts))
     out = []
     for c, p, a in zip(candidates, passages, own):
         cosine = pool.cosine.get(c.quote.id, c.similarity if c.retriever != "bm25" else None)
@@ -212,244 +141,58 @@ def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Any = None
     return out
 
 
-def kb_assessment(quote: Quote) -> Assessment:
-    """A quote taken from the knowledge base is authentic by construction; its author is the KB's own."""
-    if clean_author(quote.author):
-        return Assessment(credibility=1.0, credibility_note=f"attributed to {quote.author} in the knowledge base")
-    return Assessment(credibility=0.5, credibility_note="the knowledge base knows no author")
-
-
-# -- criteria ----------------------------------------------------------------------------------------------------
-def _sigmoid(x: float) -> float:
-    if not math.isfinite(x):
-        return 0.5 if math.isnan(x) else (1.0 if x > 0 else 0.0)
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
-
-
-def _ppl(mean_nll: float) -> float:
-    return math.exp(min(mean_nll, 50.0))
-
-
-def quill_value(m: Measurement) -> float | None:
-    """QUILL's avg_novelty (lower is better), with the candidate inserted; ``None`` without LM measurements."""
-    p = m.passage
-    if p is None:
-        return None
-    parts = []
-    q_range = p.tail + p.after
-    if q_range.tokens:
-        parts.append(min(_ppl(q_range.mean), QUILL_CAP))
-    if p.after.tokens:
-        parts.append(min(_ppl(p.after.mean), QUILL_CAP))
-    avg = sum(parts) / len(parts) if parts else QUILL_CAP
-    own = m.own_ppl if m.own_ppl is not None and math.isfinite(m.own_ppl) else 0.0
-    hits = m.quote.popularity
-    popularity = math.log10(hits) if hits is not None and math.isfinite(hits) and hits >= 1 else 0.0
-    return avg + 0.05 * own + 0.5 * popularity
-
-
-def criteria(m: Measurement, weights: Weights | None = None) -> tuple[Criterion, ...]:
-    """The breakdown of one measurement (see the module docstring for every formula)."""
-    w = weights or Weights()
-    out = []
-    if m.cosine is not None:
-        out.append(Criterion("relevance", max(0.0, min(1.0, m.cosine)), m.cosine, w.relevance,
-                             "cosine similarity to the text around the insertion point"))
-    else:
-        out.append(Criterion("relevance", 0.0, None, w.relevance, "not retrieved by meaning"))
-    out.append(Criterion("lexical", m.bm25 / m.bm25_max if m.bm25_max > 0 else 0.0, m.bm25, w.lexical,
-                         "BM25 word overlap, relative to the best candidate"))
-    p, base = m.passage, m.baseline
-    if p is not None and base is not None:
-        out.extend(_lm_criteria(m, p, base, w))
-    out.append(_novelty(m, w))
-    a = m.assessment
-    out.append(Criterion("authenticity", a.authenticity, a.authenticity_raw, w.authenticity, a.authenticity_note))
-    out.append(Criterion("credibility", a.credibility, a.credibility_raw, w.credibility, a.credibility_note))
-    return tuple(out)
-
-
-def _lm_criteria(m: Measurement, p: PassageNLL, base: PassageNLL, w: Weights) -> list[Criterion]:
-    out = []
-    q_range = p.tail + p.after
-    ppl_q = _ppl(q_range.mean) if q_range.tokens else None
-    if p.tail.tokens and m.alone is not None and m.alone.tail.tokens:
-        here, apart = _ppl(p.tail.mean), _ppl(m.alone.tail.mean)
-        out.append(Criterion("quote_match", _sigmoid((m.alone.tail.mean - p.tail.mean) / TAU_Q), ppl_q, w.quote_match,
-                             f"the quote reads at PPL {here:.1f} here, {apart:.1f} on its own"))
-    elif p.tail.tokens:
-        out.append(Criterion("quote_match", _sigmoid((math.log(NOVELTY_CENTER) - p.tail.mean) / TAU_Q), ppl_q,
-                             w.quote_match, f"the quote reads at PPL {_ppl(p.tail.mean):.1f} here"))
-    else:
-        out.append(Criterion("quote_match", 0.5, ppl_q, w.quote_match, "quote too short to score"))
-    if p.after.tokens and base.after.tokens:
-        ppl_m, ppl_base = _ppl(p.after.mean), _ppl(base.after.mean)
-        out.append(Criterion("semantic_match", _sigmoid((base.after.mean - p.after.mean) / TAU_M), ppl_m,
-                             w.semantic_match, f"PPL of the next sentence {ppl_m:.1f} with the quote, "
-                                               f"{ppl_base:.1f} without"))
-    else:
-        out.append(Criterion("semantic_match", 0.5, None, w.semantic_match, "no text after the insertion point"))
-    with_q, without = p.whole, base.whole
-    if with_q.tokens and without.tokens:
-        ratio = _ppl(with_q.mean) / _ppl(without.mean)
-        out.append(Criterion("fluency", _sigmoid((without.mean - with_q.mean) / TAU_F), ratio, w.fluency,
-                             f"passage PPL {_ppl(with_q.mean):.1f} with the quote, {_ppl(without.mean):.1f} without"))
-    else:
-        out.append(Criterion("fluency", 0.5, None, w.fluency, "passage too short to score"))
-    return out
-
-
-def _novelty(m: Measurement, w: Weights) -> Criterion:
-    ppl = m.own_ppl
-    pop = m.quote.popularity
-    pop_term = POPULARITY_PENALTY * math.log10(1.0 + pop) if pop is not None and math.isfinite(pop) and pop > 0 else 0
-    if ppl is None or not math.isfinite(ppl) or ppl <= 0:
-        return Criterion("novelty", 0.5, None, w.novelty, "perplexity unknown")
-    value = _sigmoid((math.log(ppl) - math.log(NOVELTY_CENTER)) / TAU_N - pop_term)
-    note = f"own PPL {ppl:.1f}" + (f", attested {pop:,.0f} times" if pop_term else "")
-    return Criterion("novelty", value, ppl, w.novelty, note)
-
-
-def total(breakdown: Iterable[Criterion]) -> float:
-    """Σ wᵢ·valueᵢ / Σ wᵢ (0 when no criterion has a weight)."""
-    items = [c for c in breakdown if c.weight > 0]
-    weight = sum(c.weight for c in items)
-    return sum(c.weight * c.value for c in items) / weight if weight else 0.0
-
-
-def why(breakdown: Sequence[Criterion]) -> str:
-    """One line: the criteria that lift this suggestion most, and the one that holds it back most."""
-    scored = [c for c in breakdown if c.weight > 0 and c.name not in ("authenticity", "credibility")]
-    if not scored:
-        return ""
-    best = sorted(scored, key=lambda c: -(c.weight * (c.value - 0.5)))[:2]
-    worst = min(scored, key=lambda c: c.weight * (c.value - 0.5))
-    text = "strong on " + " and ".join(f"{c.name.replace('_', ' ')} ({c.value:.2f})" for c in best)
-    if worst not in best and worst.value < 0.4:
-        text += f"; weak on {worst.name.replace('_', ' ')} ({worst.value:.2f})"
-    return text
-
-
-# -- ordering ----------------------------------------------------------------------------------------------------
 def order(measurements: Sequence[Measurement], *, ranker: str = "default",
           weights: Weights | None = None) -> list[Suggestion]:
-    """Suggestions for ``measurements`` ordered by ``ranker`` (measurements arrive in the retriever's order)."""
+    """Suggestions for ``measurements`` ordered by ``ranker`` (measurements arrive in the retriever's order, which
+    breaks ties)."""
+    spec = get_ranker(ranker)
     w = weights or Weights()
     suggestions = []
     for rank, m in enumerate(measurements):
         breakdown = criteria(m, w)
-        if ranker == "quill":
-            value = quill_value(m)
-            score = 1.0 / (1.0 + value) if value is not None else 0.0
-        elif ranker == "default":
-            score = total(breakdown)
-        elif ranker == "vanilla":
-            score = m.cosine if m.cosine is not None else 0.0
-        elif ranker == "bm25":
-            score = m.bm25 / m.bm25_max if m.bm25_max > 0 else 0.0
-        elif ranker == "hybrid":
-            score = 1.0 / (1 + rank)
-        else:
-            raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
-        suggestions.append(Suggestion(quote=m.quote, score=float(score), breakdown=breakdown,
-                                      similarity=m.cosine or 0.0, why=why(breakdown)))
-    if ranker in ("quill", "default", "vanilla", "bm25"):
-        suggestions.sort(key=lambda s: -s.score)  # stable: ties keep the retriever's order
+        suggestions.append(Suggestion(quote=m.quote, score=float(spec.score(m, rank, breakdown)),
+                                      breakdown=breakdown, similarity=m.cosine or 0.0, why=why(breakdown)))
+    suggestions.sort(key=lambda s: -s.score)  # stable
     return suggestions
 
 
-# -- authenticity and credibility of a given quote -----------------------------------------------------------------
-def assess(quote: str, author: str, matches: Sequence[Quote], *, threshold: float = 80.0) -> tuple[Quote | None,
-                                                                                                   Assessment]:
-    """Authenticity and credibility of ``quote`` attributed to ``author``, against knowledge-base ``matches``
-    (e.g. its nearest neighbours). Returns the best-matching KB quote (or None) and the assessment."""
-    from rapidfuzz import fuzz
+# -- the stages ----------------------------------------------------------------------------------------------------
+class QuoteRecords(Protocol):
+    """What the ranking stages read from and write to the knowledge base."""
 
-    from ._spans import score as span_score
+    def by_key(self, text: str) -> list[Quote]: ...
 
-    best, best_score = None, 0.0
-    for candidate in matches:
-        s = span_score(quote, candidate.text)
-        if s > best_score:
-            best, best_score = candidate, s
-    if best is None or best_score < threshold:
-        return None, Assessment(authenticity=0.0, authenticity_raw=best_score,
-                                authenticity_note="not found in the knowledge base",
-                                credibility=0.0, credibility_note="the quote is unknown, so its author cannot be checked")
-    verbatim = best_score >= 100.0
-    auth = Assessment(authenticity=1.0 if verbatim else best_score / 100.0, authenticity_raw=best_score,
-                      authenticity_note=("verbatim in the knowledge base" if verbatim else
-                                         f"near match ({best_score:.0f}/100) of a knowledge-base quote"))
-    given, known = author_key(author), author_key(best.author)
-    if not given and not known:
-        cred = (0.5, None, "no author on either side")
-    elif not given:
-        cred = (0.5, None, f"no author given; the knowledge base says {best.author}")
-    elif not known:
-        cred = (0.5, None, "the knowledge base knows no author for it")
-    elif given == known:
-        cred = (1.0, 100.0, f"{best.author}, as in the knowledge base")
-    else:
-        ratio = fuzz.token_set_ratio(clean_author(author).casefold(), clean_author(best.author).casefold())
-        if ratio >= 90:
-            cred = (ratio / 100.0, ratio, f"close to the knowledge base's {best.author}")
-        else:
-            cred = (0.0, ratio, f"the knowledge base attributes it to {best.author}")
-    return best, replace(auth, credibility=cred[0], credibility_raw=cred[1], credibility_note=cred[2])
+    def set_scores(self, scores: Mapping[str, tuple[float | None, float | None]]) -> None: ...
 
 
+ProvenanceLookup = Callable[[Quote], "Provenance | None"]
 
 
-# -- the facade's entry points (Quill.suggest / Quill.score delegate here) ------------------------------------------
-def build_pool(quill: Any, query: Query, *, k: int, filters: Any = None) -> Pool:
-    """Dense and lexical candidates of ``quill``'s knowledge base for ``query`` (the same filters on both), with the
-    cosine of every candidate (lexical-only ones from their stored vectors, embedded on the spot if absent)."""
-    from ._query import query_text
-
-    text = query_text(query)
-    vector = quill.embedder.embed_batch([text])[0]
-    dense = quill.search(text, k=k, filters=filters, vector=vector)
-    allowed = None
-    if filters is not None and (filters.author or filters.lang or filters.topic):
-        allowed = set(quill.kb.ids(author=filters.author, lang=filters.lang, topic=filters.topic))
-    hits = quill.lexical.search(text, k=k, allowed=allowed)
-    quotes = {q.id: q for q in quill.kb.get([i for i, _ in hits])}
-    lexical = tuple(Candidate(quotes[i], s, retriever="bm25") for i, s in hits if i in quotes)
-    cosine = {c.quote.id: c.similarity for c in dense}
-    missing = [c.quote for c in lexical if c.quote.id not in cosine]
-    stored = quill.store.vectors(quill.collection, [q.id for q in missing])
-    unstored = [q for q in missing if q.id not in stored]
-    if unstored:
-        stored.update(zip([q.id for q in unstored], quill.embedder.embed_batch([q.text for q in unstored])))
-    cosine.update({q.id: float(stored[q.id] @ vector) for q in missing})
-    return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine)
-
-
-def suggest(quill: Any, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Any = None,
-            weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
-    """Rank ``candidates`` retrieved quotes with ``ranker`` and return the best ``k`` (see :meth:`Quill.suggest`)."""
-    from ._query import parse_query
-
-    if ranker not in RANKERS:
-        raise InputError(f"unknown ranker {ranker!r}; choose one of {', '.join(RANKERS)}")
+def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None, records: QuoteRecords | None = None,
+            provenance: ProvenanceLookup | None = None, k: int = 5, ranker: str = "default",
+            filters: Filters | None = None, weights: Weights | Mapping[str, float] | None = None,
+            candidates: int = 20) -> list[Suggestion]:
+    """The ``k`` best of ``candidates`` retrieved quotes ordered by ``ranker`` (``scorer`` is used by the rankers
+    that need the LM). The quotes' own perplexities are remembered in ``records``; ``provenance`` finds a suggestion
+    in the added source texts."""
+    spec = get_ranker(ranker)
     if k < 1 or candidates < 1:
         raise InputError("k and candidates must be at least 1")
     w = Weights.of(weights)
-    query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
-    pool = build_pool(quill, query, k=max(k, candidates), filters=filters)
-    chosen = candidates_for(ranker, pool, k=max(k, candidates))
-    scorer = quill._lm_scorer() if ranker in LM_RANKERS else None
-    measured = measure(query, chosen, scorer=scorer, pool=pool)
-    _cache_novelty(quill.kb, measured)
-    return [_with_provenance(quill, s) for s in order(measured, ranker=ranker, weights=w)[:k]]
+    n = max(k, candidates)
+    pool = retriever.pool(query, k=n, filters=filters)
+    measured = measure(query, candidates_for(spec.pool, pool, k=n), scorer=scorer if spec.needs_lm else None,
+                       pool=pool)
+    if records is not None:
+        _remember_novelty(records, measured)
+    best = order(measured, ranker=ranker, weights=w)[:k]
+    return [_with_provenance(s, provenance) for s in best] if provenance is not None else best
 
 
-def _with_provenance(quill: Any, s: Suggestion) -> Suggestion:
-    """Note on the authenticity criterion where the quote is also found in an added source text."""
-    if quill._resources.get("sources") is None and not (quill.settings.home / "sources").exists():
-        return s
+def _with_provenance(s: Suggestion, provenance: ProvenanceLookup) -> Suggestion:
+    """The suggestion with its place in an added source text, noted on the authenticity criterion."""
     try:
-        found = quill.provenance(s.quote) if quill.sources.list() else None
+        found = provenance(s.quote)
     except QuillError:
         return s
     if found is None:
@@ -457,40 +200,34 @@ def _with_provenance(quill: Any, s: Suggestion) -> Suggestion:
     where = ", ".join(filter(None, [found.title or found.doc, found.location]))
     breakdown = tuple(replace(c, note=f"{c.note}; verified in the source {where}") if c.name == "authenticity" else c
                       for c in s.breakdown)
-    return replace(s, breakdown=breakdown)
+    return replace(s, breakdown=breakdown, provenance=found)
 
 
-def _cache_novelty(kb: Any, measured: Sequence[Measurement]) -> None:
+def _remember_novelty(records: QuoteRecords, measured: Sequence[Measurement]) -> None:
     """Store the quotes' own perplexities in the knowledge base where it has none (novelty is then free)."""
     fresh = {m.quote.id: (m.own_ppl, None) for m in measured
              if m.quote.ppl is None and m.own_ppl is not None and math.isfinite(m.own_ppl)}
-    if fresh and hasattr(kb, "set_scores"):
-        kb.set_scores(fresh)
+    if fresh:
+        records.set_scores(fresh)
 
 
-def score_quote(quill: Any, paragraph: str | Query, quote: str, *, author: str = "",
-                weights: Weights | Mapping[str, float] | None = None) -> Suggestion:
-    """The full breakdown of ``quote`` (attributed to ``author``) inserted at the paragraph's ``[Q]``: the LM
+def score_quote(query: Query, quote: str, *, retriever: Retriever, scorer: Scorer, records: QuoteRecords,
+                author: str = "", weights: Weights | Mapping[str, float] | None = None) -> Suggestion:
+    """The full breakdown of ``quote`` (attributed to ``author``) inserted at the query's insertion point: the LM
     criteria, plus authenticity and credibility checked against the knowledge base."""
-    from ._text import detect_lang
-    from ._query import parse_query
-    from ._query import query_text
-
     text = (quote or "").strip()
     if not text:
         raise InputError("the quote is empty")
     w = Weights.of(weights)
-    query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
-    matches = list(quill.kb.by_key(text)) + [c.quote for c in quill.search(text, k=5)]
+    matches = list(records.by_key(text)) + [c.quote for c in retriever.search(text, k=5)]
     found, assessment = assess(text, author, matches)
     if found is not None and found.text == text and (not author or author_key(author) == author_key(found.author)):
         subject = found
     else:
         subject = Quote(text=text, author=clean_author(author), lang=detect_lang(text))
-    vectors = quill.embedder.embed_batch([query_text(query), text])
+    vectors = retriever.embedder.embed_batch([query_text(query), text])
     cosine = float(vectors[0] @ vectors[1])
-    pool = Pool(cosine={subject.id: cosine})
-    measured = measure(query, [Candidate(subject, cosine)], scorer=quill._lm_scorer(), pool=pool,
+    measured = measure(query, [Candidate(subject, cosine)], scorer=scorer, pool=Pool(cosine={subject.id: cosine}),
                        assessments={subject.id: assessment})
     m = replace(measured[0], bm25=0.0, bm25_max=0.0)
     breakdown = tuple(c for c in criteria(m, w) if c.name != "lexical")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Literal, Mapping
 
 from ._names import author_key
 from ._text import key
+
+if TYPE_CHECKING:
+    from ._sources import Provenance
 
 
 
@@ -94,17 +97,54 @@ class Criterion:
 
 
 @dataclass(frozen=True)
+class Pool:
+    """Retrieved candidates of one query: ``dense`` by cosine and ``lexical`` by BM25 (``similarity`` = BM25),
+    best first; ``cosine`` holds the cosine of every quote in either list when known."""
+
+    dense: tuple[Candidate, ...] = ()
+    lexical: tuple[Candidate, ...] = ()
+    cosine: Mapping[str, float] = field(default_factory=dict)
+
+
+Tone = Literal["success", "info", "warning", "error", "neutral"]
+"""How a status reads to a writer (the app maps tones to colours)."""
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A short status shown beside a result: its ``label``, ``tone`` and a one-line ``help``."""
+
+    label: str
+    tone: Tone
+    help: str
+
+
+@dataclass(frozen=True)
 class Suggestion:
-    """A ranked quote with its total score and per-criterion breakdown."""
+    """A ranked quote with its total score, per-criterion breakdown and, when found, its place in a source text."""
 
     quote: Quote
     score: float
     breakdown: tuple[Criterion, ...] = ()
     similarity: float = 0.0
     why: str = ""
+    provenance: Provenance | None = None
 
     def criterion(self, name: str) -> Criterion | None:
         return next((c for c in self.breakdown if c.name == name), None)
+
+    @property
+    def badge(self) -> Badge:
+        """Why a writer may trust this quote: verified in a source text, attested by several collections, or
+        neither."""
+        found = self.provenance
+        if found is not None:
+            where = ", ".join(x for x in (found.title, found.location) if x)
+            return Badge("verified in source", "success", f"Found in {where} ({found.span.score:.0f}/100).")
+        n = len(self.quote.collections)
+        if n >= 2:
+            return Badge(f"in {n} collections", "info", "Several independent collections attest this quotation.")
+        return Badge("unverified", "neutral", "Only one collection lists this quotation; check it before publishing.")
 
 
 @dataclass(frozen=True)
@@ -168,3 +208,22 @@ class KBStats:
     by_lang: dict[str, int] = field(default_factory=dict)
     by_collection: dict[str, int] = field(default_factory=dict)
     authors: int = 0
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """What the retrieval filters can choose from in a knowledge base: languages, authors, topics (most common
+    first for authors and topics)."""
+
+    langs: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """One page of a knowledge base's quotes matching a filter, and how many match in all."""
+
+    quotes: tuple[Quote, ...]
+    total: int
+    offset: int = 0

@@ -13,31 +13,36 @@ import re
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import pytest
 
 import ui
 from quill_core import (
-    Criterion,
-    Draft,
+    BrowsePage,
+    EvalReport,
+    FilterOptions,
     Filters,
     ImportFormatError,
     ImportReport,
     InsertResult,
     KBStats,
+    Provenance,
+    Query,
     Quote,
-    RejectedRow,
     Settings,
+    SourceInfo,
     Span,
     Suggestion,
+    Verification,
+    Weights,
+    locate,
     parse_query,
 )
-from quill_core._evaluate import EvalReport, RankerMetrics, load_dataset
-from quill_core._sources import Provenance, SourceInfo
-from quill_core._spans import locate
+from quill_core._evaluate import RankerMetrics, load_dataset
 from quill_core._names import author_key
-from quill_core._verify import Verification, word_diff
+from quill_core._types import Criterion, Draft, Progress, RejectedRow
+from quill_core._verify import word_diff
 from tests.fakes import SAMPLE_QUOTES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,11 +155,25 @@ class FakeQuill:
     def stats(self) -> KBStats:
         return self.kb.stats()
 
-    def index(self, *, progress=None) -> int:
+    def filter_options(self) -> FilterOptions:
+        stats = self.kb.stats()
+        return FilterOptions(langs=tuple(sorted(stats.by_lang)), authors=tuple(self.kb.authors()),
+                             topics=tuple(self.kb.topics()))
+
+    def browse(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "", collection: str = "",
+               limit: int = 20, offset: int = 0) -> BrowsePage:
+        filters = {"search": search, "author": author, "lang": lang, "topic": topic, "collection": collection}
+        return BrowsePage(quotes=tuple(self.kb.browse(**filters, limit=limit, offset=offset)),
+                          total=self.kb.count(**filters), offset=offset)
+
+    def list_sources(self) -> list[SourceInfo]:
+        return self.sources.list()
+
+    def index(self, *, progress: Progress | None = None) -> int:
         self._record("index")
         return 0
 
-    def build(self, tier: str = "starter", *, progress=None) -> ImportReport:
+    def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
         self._record("build", tier)
         extra = [Quote("Well begun is half done.", author="Aristotle", collections=(f"{tier}-tier",), topics=("work",)),
                  Quote("千里之行，始于足下。", author="老子", lang="zh", collections=(f"{tier}-tier",))]
@@ -164,7 +183,8 @@ class FakeQuill:
         new = self.kb.upsert(extra)
         return ImportReport(source=tier, format="tier", read=len(extra), imported=new, merged=len(extra) - new)
 
-    def import_file(self, path, *, format: str = "auto", mapping=None, collection=None, progress=None) -> ImportReport:
+    def import_file(self, path: str | Path, *, format: str = "auto", mapping: Mapping[str, str] | None = None,
+                    collection: str | None = None, progress: Progress | None = None) -> ImportReport:
         """CSV ``quote,author`` with a header; a row without both fields is rejected with its line number."""
         self._record("import_file", (Path(path).name, format, collection))
         text = Path(path).read_text(encoding="utf-8")
@@ -185,9 +205,9 @@ class FakeQuill:
         return ImportReport(source=Path(path).name, format="csv", read=len(good) + len(rejected), imported=new,
                             merged=len(good) - new, rejected=tuple(rejected))
 
-    def suggest(self, paragraph: str, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
-                weights: Any = None, candidates: int = 20) -> list[Suggestion]:
-        query = parse_query(paragraph)
+    def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
+                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
+        query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
         filters = filters or Filters()
         self.last_suggest = {"ranker": ranker, "weights": weights, "k": k}
         self._record("suggest", filters)
@@ -206,12 +226,13 @@ class FakeQuill:
                     Criterion("fluency", 0.7, raw=12.5, weight=0.3, note="perplexity 12.5"),
                     Criterion("novelty", 0.4, raw=None, weight=0.2))
             out.append(Suggestion(quote=q, score=sum(c.value * c.weight for c in crit), breakdown=crit,
-                                  similarity=sim, why=f"shares {overlap} words with your paragraph"))
+                                  similarity=sim, why=f"shares {overlap} words with your paragraph",
+                                  provenance=self._provenance(q)))
         out.sort(key=lambda s: (-s.score, s.quote.id))
         return out[:k]
 
-    def insert(self, paragraph: str, quote: Any, *, author: str | None = None, drafts: int = 4,
-               progress=None) -> InsertResult:
+    def insert(self, paragraph: str, quote: Quote | str, *, author: str | None = None, drafts: int = 4,
+               progress: Progress | None = None) -> InsertResult:
         text = quote.text if isinstance(quote, Quote) else str(quote)
         self._record("insert", (text, drafts))
         query = parse_query(paragraph)
@@ -251,8 +272,8 @@ class FakeQuill:
         self._record("locate", quote)
         return locate(quote, text, threshold=threshold)
 
-    def add_source(self, name_or_path, *, author: str = "", title: str = "", index: bool = True,
-                   progress=None) -> SourceInfo:
+    def add_source(self, name_or_path: str | Path, *, author: str = "", title: str = "", index: bool = True,
+                   progress: Progress | None = None) -> SourceInfo:
         self._record("add_source", (str(name_or_path), author, title))
         if progress:
             progress(1.0, "indexed")
@@ -262,16 +283,16 @@ class FakeQuill:
         self.sources.added[name] = info
         return info
 
-    def provenance(self, quote: Quote | str, *, threshold: float = 90) -> Provenance | None:
-        text = quote.text if isinstance(quote, Quote) else quote
-        spans = locate(text, self.sources.text, threshold=threshold) if self.sources.text else []
+    def _provenance(self, quote: Quote) -> Provenance | None:
+        spans = locate(quote.text, self.sources.text) if self.sources.text else []
         if not spans:
             return None
         return Provenance("speeches", "fdr", "First Inaugural Address", "Franklin D. Roosevelt", 0,
                           len(self.sources.text), spans[0], "paragraph 3")
 
-    def evaluate(self, dataset, *, rankers: Any = None, limit: int = 0, lang: str = "", kb: str = "none",
-                 candidates: int = 20, weights: Any = None, progress=None) -> EvalReport:
+    def evaluate(self, dataset: str | Path, *, rankers: Sequence[str] | None = None, limit: int = 0, lang: str = "",
+                 kb: str = "none", candidates: int = 20, weights: Weights | Mapping[str, float] | None = None,
+                 progress: Progress | None = None) -> EvalReport:
         path = dataset
         rows = load_dataset(path, limit=limit, lang=lang)  # the core's own validation of the set
         self._record("evaluate", (Path(path).name, tuple(rankers or ()), limit, lang, kb))

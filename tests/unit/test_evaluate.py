@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quill_core import InputError, NotFoundError, Quill, Settings
+from quill_core import InputError, NotFoundError, Quill, Settings, to_json
 from quill_core._cli import main
 from quill_core._evaluate import (EvalReport, RankerMetrics, evaluate, hit_at, load_dataset, ndcg_at, reciprocal_rank,
                                  write_report)
@@ -74,7 +74,7 @@ def run_eval(rows, **kw):
 def test_report_covers_every_ranker_overall_and_per_language():
     report = run_eval(load_dataset(DATA))
     assert isinstance(report, EvalReport) and set(report.rankers) == {"vanilla", "bm25", "hybrid", "quill", "default"}
-    js = report.as_json()
+    js = to_json(report)
     for name, m in js["rankers"].items():
         assert set(m) >= {"mrr", "hit@1", "hit@3", "hit@5", "ndcg@3", "n", "by_lang"}
         assert m["n"] == 8 and set(m["by_lang"]) == {"en", "zh"} and m["by_lang"]["zh"]["n"] == 2
@@ -88,7 +88,7 @@ def test_gold_authors_never_reach_retrieval_or_ranking():
     rows = load_dataset(DATA)
     blind = [dataclasses.replace(r, author="") for r in rows]
     wrong = [dataclasses.replace(r, author="Somebody Else") for r in rows]
-    a, b, c = (run_eval(x).as_json()["rankers"] for x in (rows, blind, wrong))
+    a, b, c = (to_json(run_eval(x))["rankers"] for x in (rows, blind, wrong))
     assert a == b == c  # QUILL's retrieval filtered on the gold author (defect 2)
 
 
@@ -97,7 +97,7 @@ def test_the_users_knowledge_base_is_not_touched(tmp_path):
     quill.kb.upsert(SAMPLE_QUOTES[:3])
     quill.index()
     before = (len(quill.kb), quill.kb.revision, quill.store.count(quill.collection))
-    report = run_eval(load_dataset(DATA), quill=quill, kb=quill.kb.name)
+    report = run_eval(load_dataset(DATA), kb=quill.retriever, kb_name=quill.kb.name)
     assert (len(quill.kb), quill.kb.revision, quill.store.count(quill.collection)) == before
     assert report.rankers["default"].n == 8
 

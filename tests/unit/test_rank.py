@@ -285,9 +285,9 @@ def test_a_paragraph_over_the_limit_is_refused_clearly(tiny_quill):
 
 
 def test_lexical_index_follows_the_knowledge_base(lm_quill):
-    assert lm_quill.lexical.search("zeppelin", k=3) == []
+    assert lm_quill.retriever.lexical.search("zeppelin", k=3) == []
     lm_quill.kb.upsert([Quote("A zeppelin is a patient balloon.", "Nobody")])
-    assert [i for i, _ in lm_quill.lexical.search("zeppelin", k=3)] == [Quote("A zeppelin is a patient balloon.",
+    assert [i for i, _ in lm_quill.retriever.lexical.search("zeppelin", k=3)] == [Quote("A zeppelin is a patient balloon.",
                                                                               "Nobody").id]
 
 
