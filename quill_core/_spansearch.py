@@ -17,16 +17,16 @@ import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
-from ._textview import CJK_CHAR, CJK_CLASS, View, codes
+from ._text import CJK
+from ._textview import View, codes
 
 
 INDEX_MIN_CHARS = 20_000
 """A text longer than this (searched more than once) is searched through its q-gram index."""
-_CJK_ALL = re.compile(f"[{CJK_CLASS}]+")
 
 
 def _gram_len(q: str) -> int:
-    cjk = sum(len(run) for run in _CJK_ALL.findall(q))
+    cjk = len(CJK.findall(q))
     return 2 if cjk * 3 >= len(q) else 4
 
 
@@ -159,7 +159,7 @@ def _anchor_words(q: str, t: str, ws: int, we: int, lo: int, hi: int, floor: flo
     whole-word occurrence (at most two words away) wins unless it drops the ratio under ``floor``.
     """
     words = list(_EDGE_WORD.finditer(q))
-    if not words or CJK_CHAR.search(q):
+    if not words or CJK.search(q):
         return ws, we
     first, last = words[0], words[-1]
     if first.start() == 0 and not _at_word(t, ws, first.group()):

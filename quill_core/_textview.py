@@ -17,18 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._text import CJK, CJK_RANGES, STRAIGHT_CHARS
 
-_STRAIGHT = {
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u2039": "'", "\u203a": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u300c": '"', "\u300d": '"', "\u300e": '"', "\u300f": '"', "\u301d": '"', "\u301e": '"',
-    "\u3002": ".", "\uff61": ".",
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-}
-# ideographs, kana and CJK / full-width punctuation (not full-width Latin letters or digits)
-CJK_CLASS = ("\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-        "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65")
-CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+
+_MATCH_CHARS = {**STRAIGHT_CHARS, "\u301d": '"', "\u301e": '"', "\u3002": ".", "\uff61": "."}
+"""The normalization table of :mod:`quill_core._text` plus what matching alone equates: the double prime quotation
+marks 〝〞 and the ideographic full stops 。｡ ('.'), so a quote matches across Chinese and Western punctuation."""
+_CJK_CODES = tuple((ord(CJK_RANGES[i]), ord(CJK_RANGES[i + 2])) for i in range(0, len(CJK_RANGES), 3))
+""":data:`quill_core._text.CJK_RANGES` as code-point ranges (for vectorized tests)."""
 
 
 class CharTable(dict):
@@ -45,15 +41,15 @@ class CharTable(dict):
 
     def __missing__(self, cp: int) -> str:
         ch = chr(cp)
-        if ch in _STRAIGHT:
-            out = _STRAIGHT[ch]
+        if ch in _MATCH_CHARS:
+            out = _MATCH_CHARS[ch]
         elif ch.isspace():
             out = " "
         elif unicodedata.combining(ch):
             out = ch
         else:
             norm = unicodedata.normalize("NFKC", ch).casefold()
-            norm = "".join(" " if c.isspace() else _STRAIGHT.get(c, c) for c in norm)
+            norm = "".join(" " if c.isspace() else _MATCH_CHARS.get(c, c) for c in norm)
             if len(norm) == 1:
                 out = norm
             else:
@@ -94,8 +90,6 @@ class View:
         return os_, oe
 
 
-_CJK_RANGES = ((0x2E80, 0x2FFF), (0x3000, 0x303F), (0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
-               (0xF900, 0xFAFF), (0xFF01, 0xFF0F), (0xFF1A, 0xFF20), (0xFF3B, 0xFF40), (0xFF5B, 0xFF65))
 _expansion_re: tuple[int, re.Pattern[str] | None] = (-1, None)
 
 
@@ -129,7 +123,7 @@ def build_view(text: str) -> View:
     if not text.isascii():
         orig = codes(text)
         cjk = np.zeros(n, dtype=bool)
-        for a, b in _CJK_RANGES:
+        for a, b in _CJK_CODES:
             cjk |= (orig >= a) & (orig <= b)
         if cjk.any() and space.any():  # a space run next to a CJK character is dropped
             ar = np.arange(n)
@@ -194,7 +188,7 @@ def normalized(text: str) -> str:
         return build_view(text).norm
     stage = _DASH_RUN.sub("-", text.translate(TABLE))
     if " " in stage:
-        if text.isascii() or not CJK_CHAR.search(text):
+        if text.isascii() or not CJK.search(text):
             stage = _SPACE_RUN.sub(" ", stage).strip(" ")
         else:
             return build_view(text).norm

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 from ._errors import InputError
 from ._kb.dedup import same_author
 from ._spans import closest_span
-from ._text import is_cjk, key, normalize
+from ._text import HAN_RANGES, is_cjk, key, normalize
 from ._names import author_key, clean_author
 from ._types import Candidate, Quote
 
@@ -91,7 +91,7 @@ class SourceLookup(Protocol):
 _PAIRS = [("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u201e", "\u201c"), ("\u300c", "\u300d"),
           ("\u300e", "\u300f"), ("\u2018", "\u2019")]
 _NAME = r"(?:[A-Z][\w'’.-]*)(?:\s+(?:(?:de|da|di|van|von|der|du|la|le|of|bin|ibn)\s+)*[A-Z][\w'’.-]*){0,4}"
-_ZH_NAME = r"[\u4e00-\u9fff·]{2,8}"
+_ZH_NAME = rf"[{HAN_RANGES}·]{{2,8}}"  # a Chinese name: 2 to 8 Chinese characters (· joins transliterations)
 _VERB = (r"(?:said|says|wrote|writes|put it|puts it|noted|observed|remarked|declared|argued|reminds us|tells us|"
          r"asked)(?:\s+(?:well|best|beautifully|simply|so\s+well|it\s+best|\w+ly))?")
 _NOT_NAMES = {"he", "she", "it", "they", "we", "i", "you", "someone", "somebody", "everyone", "one", "this", "that",

@@ -56,3 +56,27 @@ def test_parse_query_splits_at_marker_or_end():
 def test_parse_query_rejects_unusable_paragraphs(bad):
     with pytest.raises(InputError):
         parse_query(bad)
+
+
+def test_script_classes_han_and_cjk():
+    from quill_core._text import CJK, HAN, has_cjk, is_cjk
+
+    assert all(HAN.match(ch) for ch in "学㐀豈") and not any(HAN.match(ch) for ch in "，。あA")
+    assert all(CJK.match(ch) for ch in "学，。「あア⺀") and not any(CJK.match(ch) for ch in "ＡＢ１a ")
+    assert is_cjk("学") and not is_cjk("。") and not is_cjk("")
+    assert has_cjk("Lu Xun 鲁迅") and not has_cjk("Ｌｕ，Ｘｕｎ。")
+
+
+def test_sentence_end_is_the_gap_between_sentences():
+    from quill_core._text import SENTENCE_END
+
+    assert [m.group() for m in SENTENCE_END.finditer("He said “Go.” Then left.\n\n好。走吧")] == ["” ", "\n\n", ""]
+
+
+def test_one_normalization_table():
+    from quill_core._text import STRAIGHT_CHARS
+
+    assert all(len(v) == 1 for v in STRAIGHT_CHARS.values())  # one-to-one: offsets survive
+    assert normalize("«a» ‹b› 「c」 x\u2013y\u00a0z") == '"a" \'b\' "c" x-y z'
+    with pytest.raises(TypeError):
+        STRAIGHT_CHARS["x"] = "y"  # type: ignore[index]
