@@ -32,7 +32,7 @@ from ._config import Settings
 from ._errors import InputError, NotFoundError
 from ._spans import locate
 from ._text import decode_text, is_cjk
-from ._names import author_key
+from ._names import author_key, same_author
 from ._types import Quote, Span, Progress
 
 
@@ -391,11 +391,9 @@ class SourceLibrary:
     # -- lookup -------------------------------------------------------------------------------------------------
     def covers(self, author: str) -> str:
         """A description of the sources holding works by ``author`` (e.g. 'the bundled shakespeare source'), or ''."""
-        from ._verify import _author_matches
-
         if not author_key(author):
             return ""
-        names = sorted({d.source for d in self.docs() if d.author and _author_matches(author, d.author)
+        names = sorted({d.source for d in self.docs() if d.author and same_author(author, d.author)
                         and len(author_key(author)) >= 3})
         return ", ".join(f"the {n} source" for n in names)
 
@@ -405,8 +403,6 @@ class SourceLibrary:
         Dense passage neighbours are checked first (sources whose passages are embedded); then every document by
         ``author`` and every document without embedded passages is scanned (up to a size limit).
         """
-        from ._verify import _author_matches
-
         if not text or not text.strip():
             return None
         docs = self.docs()
@@ -439,7 +435,7 @@ class SourceLibrary:
                     return self._in_passage(best)
         if best is not None:
             return self._in_passage(best)
-        scan = [d for d in docs if author and d.author and _author_matches(author, d.author)]
+        scan = [d for d in docs if author and d.author and same_author(author, d.author)]
         unindexed = [d for d in docs if not (self.dense and manifest[d.source].get("indexed"))]
         if sum(d.chars for d in unindexed) <= MAX_SCAN_CHARS:
             scan += [d for d in unindexed if d not in scan]

@@ -22,10 +22,9 @@ from typing import Any, Callable, Protocol, Sequence
 from rapidfuzz import fuzz
 
 from ._errors import InputError
-from ._kb.dedup import same_author
 from ._spans import closest_span
 from ._text import HAN_RANGES, is_cjk, key, normalize
-from ._names import author_key, clean_author
+from ._names import clean_author, same_author
 from ._types import Candidate, Quote
 
 
@@ -244,15 +243,6 @@ def word_diff(canonical: str, draft: str) -> tuple[DiffOp, ...]:
 
 
 # -- verification ------------------------------------------------------------------------------------------------
-def _author_matches(claimed: str, actual: str) -> bool:
-    if not claimed or not actual:
-        return True
-    ka, kb = author_key(claimed), author_key(actual)
-    if any(is_cjk(ch) for ch in ka + kb):
-        return bool(ka and kb) and (ka in kb or kb in ka)
-    return same_author(claimed, actual)
-
-
 def _similarity(draft_text: str, canonical: str) -> float:
     """How closely a quotation reproduces a canonical quote (0-100): the whole, or the part it quotes."""
     kq, kc = key(draft_text), key(canonical)
@@ -272,7 +262,7 @@ def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: boo
         return UNKNOWN
     if not exact and score < 100:
         return MISQUOTED
-    if quotation.claimed_author and not _author_matches(quotation.claimed_author, quote.author):
+    if quotation.claimed_author and not same_author(quotation.claimed_author, quote.author):
         return MISATTRIBUTED
     return VERBATIM
 
@@ -282,7 +272,7 @@ def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: f
     base = dict(start=q.start, end=q.end, text=q.text, claimed_author=q.claimed_author)
     exact = list(kb.by_key(q.text)) if kb is not None else []
     if exact:
-        match = next((c for c in exact if q.claimed_author and _author_matches(q.claimed_author, c.author)
+        match = next((c for c in exact if q.claimed_author and same_author(q.claimed_author, c.author)
                       and c.author), exact[0])
         verdict = _verdict_for(q, match, 100.0, exact=True, threshold=threshold)
         note = f"the knowledge base attributes it to {match.author or 'an unknown author'}" \
@@ -298,7 +288,7 @@ def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: f
         sc, quote = best
         verdict = _verdict_for(q, quote, sc, exact=sc >= 100, threshold=threshold)
         note = ""
-        if verdict == MISQUOTED and q.claimed_author and not _author_matches(q.claimed_author, quote.author):
+        if verdict == MISQUOTED and q.claimed_author and not same_author(q.claimed_author, quote.author):
             note = f"also attributed to {q.claimed_author}, but the knowledge base says {quote.author}"
         elif verdict == VERBATIM and key(q.text) != key(quote.text):
             note = "an exact excerpt of a longer quote"

@@ -80,3 +80,38 @@ def test_one_normalization_table():
     assert normalize("«a» ‹b› 「c」 x\u2013y\u00a0z") == '"a" \'b\' "c" x-y z'
     with pytest.raises(TypeError):
         STRAIGHT_CHARS["x"] = "y"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "claimed, actual, same",
+    [
+        ("Einstein", "Albert Einstein", True),
+        ("A. Einstein", "Albert Einstein", True),
+        ("Oscar Wilde", "O. Wilde", True),
+        ("Martin Luther King", "Martin Luther King Jr.", True),
+        ("William Shakespear", "William Shakespeare", True),
+        ("", "Mark Twain", True),
+        ("Mark Twain", "", True),
+        ("Henry James", "William James", False),
+        ("Albert Einstein", "Mark Twain", False),
+        ("鲁迅", "鲁迅先生", True),
+        ("鲁迅", "周树人", False),
+        ("Anonymous", "鲁迅", False),  # a Chinese name is no unknown author's
+    ],
+)
+def test_same_author(claimed, actual, same):
+    from quill_core._names import same_author
+
+    assert same_author(claimed, actual) is same
+
+
+def test_compatible_authors_is_the_merge_rule():
+    from quill_core._kb import dedup
+    from quill_core._names import compatible_authors, same_author
+
+    pairs = [("Albert Einstein", "albert einstein."), ("Einstein", "Albert Einstein"), ("", "Anyone"),
+             ("Henry James", "William James"), ("鲁迅", "鲁迅先生"), ("孔子", "孔夫子"), ("Anonymous", "鲁迅"),
+             ("諸葛亮", "诸葛亮"), ("J.R.R. Tolkien", "Tolkien"), ("Mark Twain", "Samuel Clemens")]
+    for a, b in pairs:
+        assert compatible_authors(a, b) is dedup.same_author(a, b), (a, b)
+    assert same_author("鲁迅", "鲁迅先生") and not compatible_authors("鲁迅", "鲁迅先生")  # merging is stricter
