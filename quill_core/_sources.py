@@ -33,7 +33,7 @@ from ._errors import InputError, NotFoundError
 from ._spans import locate
 from ._text import decode_text, is_cjk
 from ._names import author_key, same_author
-from ._types import Quote, Span, Progress
+from ._types import Progress, Provenance, Quote, Span
 
 
 
@@ -77,20 +77,6 @@ class Passage:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a quote was found: the passage around it and its exact ``span`` (offsets into the document text)."""
-
-    source: str
-    doc: str
-    title: str
-    author: str
-    passage_start: int
-    passage_end: int
-    span: Span
-    location: str = ""
 
 
 def split_passages(text: str, *, size: int = PASSAGE_CHARS, overlap: int = PASSAGE_OVERLAP) -> list[tuple[int, int]]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Protocol, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Final, Literal, Mapping, Protocol, Sequence
 
 from rapidfuzz import fuzz
 
@@ -25,13 +26,39 @@ from ._errors import InputError
 from ._spans import closest_span
 from ._text import HAN_RANGES, is_cjk, key, normalize
 from ._names import clean_author, same_author
-from ._types import Candidate, Quote
+from ._types import Candidate, Provenance, Quote, Tone, Verdict
 
 
-VERBATIM, MISQUOTED, MISATTRIBUTED, UNKNOWN = "verbatim", "misquoted", "misattributed", "unknown"
+VERBATIM: Final = "verbatim"
+MISQUOTED: Final = "misquoted"
+MISATTRIBUTED: Final = "misattributed"
+UNKNOWN: Final = "unknown"
 MAX_DRAFT_CHARS = 100_000
 
 Neighbours = Callable[[str, int], Sequence[Candidate]]
+DiffTag = Literal["equal", "replace", "delete", "insert"]
+
+
+@dataclass(frozen=True)
+class VerdictMeaning:
+    """What a verdict means for a writer: a short ``label``, a ``tone`` and a one-line ``explanation``."""
+
+    label: str
+    tone: Tone
+    explanation: str
+
+
+VERDICT_MEANINGS: Mapping[Verdict, VerdictMeaning] = MappingProxyType({
+    VERBATIM: VerdictMeaning("verified", "success",
+                             "The wording matches the knowledge base (or a source text) and the author agrees."),
+    MISQUOTED: VerdictMeaning("misquoted", "warning",
+                              "A known quotation, but the draft's wording differs from the canonical text."),
+    MISATTRIBUTED: VerdictMeaning("misattributed", "error",
+                                  "The wording is right, but the draft names another author than the record."),
+    UNKNOWN: VerdictMeaning("not in the knowledge base", "info",
+                            "Quill cannot vouch for this quotation: it is in neither the knowledge base nor a source."),
+})
+"""Every verdict's meaning for a writer (read-only); the pages and renderers show these, never their own."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +66,7 @@ class DiffOp:
     """One step from the canonical text to the draft's wording: ``equal``, ``replace``, ``delete`` (only in the
     canonical text) or ``insert`` (only in the draft). ``canonical`` / ``draft`` hold the words on each side."""
 
-    op: str
+    op: DiffTag
     canonical: str = ""
     draft: str = ""
 
@@ -67,21 +94,26 @@ class Verification:
     start: int
     end: int
     text: str
-    verdict: str
+    verdict: Verdict
     canonical: str = ""
     author: str = ""
     claimed_author: str = ""
     score: float = 0.0
     diff: tuple[DiffOp, ...] = ()
     quote_id: str = ""
-    source: Any = None  # quill_core._sources.Provenance | None
+    source: Provenance | None = None
     note: str = ""
+
+    @property
+    def meaning(self) -> VerdictMeaning:
+        """What the verdict means for a writer (label, tone, explanation)."""
+        return VERDICT_MEANINGS[self.verdict]
 
 
 class SourceLookup(Protocol):
     """What :func:`verify` needs from a source library (see :class:`quill_core._sources.SourceLibrary`)."""
 
-    def find(self, text: str, *, author: str = "") -> Any: ...
+    def find(self, text: str, *, author: str = "") -> Provenance | None: ...
 
     def covers(self, author: str) -> str: ...
 
@@ -257,7 +289,7 @@ def _similarity(draft_text: str, canonical: str) -> float:
     return max(whole, part)
 
 
-def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: bool, threshold: float) -> str:
+def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: bool, threshold: float) -> Verdict:
     if not exact and score < threshold:
         return UNKNOWN
     if not exact and score < 100:

@@ -140,3 +140,24 @@ def test_json_shape_and_input_errors() -> None:
     with pytest.raises(InputError):
         check("“a b c d”", threshold=101)
     assert verify("No quotations here.", kb=FakeKB(QUOTES)) == []
+
+
+def test_every_verdict_has_one_meaning_for_writers() -> None:
+    from typing import get_args
+
+    from quill_core._types import Tone, Verdict
+    from quill_core._verify import VERDICT_MEANINGS, Verification
+
+    assert set(VERDICT_MEANINGS) == set(get_args(Verdict))
+    assert {m.tone for m in VERDICT_MEANINGS.values()} <= set(get_args(Tone))
+    assert len({m.label for m in VERDICT_MEANINGS.values()}) == len(VERDICT_MEANINGS)
+    v = Verification(0, 4, "text", "misattributed")
+    assert v.meaning.tone == "error" and v.meaning.label == "misattributed" and v.meaning.explanation
+    with pytest.raises(TypeError):
+        VERDICT_MEANINGS["unknown"] = VERDICT_MEANINGS["verbatim"]  # type: ignore[index]
+
+
+def test_provenance_has_one_home() -> None:
+    from quill_core import _sources, _types
+
+    assert _sources.Provenance is _types.Provenance
