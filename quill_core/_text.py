@@ -128,3 +128,9 @@ def decode_text(data: bytes, *, name: str, error: type[InputError] = InputError)
     if sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f") > 0.05 * len(sample):
         raise error(f"{name} is a binary file, not text")
     return text
+
+
+def slug(name: str) -> str:
+    """A file-name-safe id for a name: case-folded, runs of other characters made '-', at most 80 characters."""
+    out = re.sub(r"[^\w.-]+", "-", name.strip().casefold(), flags=re.UNICODE).strip("-.")
+    return out[:80] or "source"

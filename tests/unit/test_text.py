@@ -115,3 +115,10 @@ def test_compatible_authors_is_the_merge_rule():
     for a, b in pairs:
         assert compatible_authors(a, b) is dedup.same_author(a, b), (a, b)
     assert same_author("鲁迅", "鲁迅先生") and not compatible_authors("鲁迅", "鲁迅先生")  # merging is stricter
+
+
+def test_slug_is_a_safe_file_name():
+    from quill_core._text import slug
+
+    assert slug("  My Speech (final).md ") == "my-speech-final-.md"
+    assert slug("1 Kings") == "1-kings" and slug("...") == "source" and len(slug("x" * 200)) == 80
