@@ -32,7 +32,7 @@ NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
 
 
 def _name_tokens(author: str) -> list[str]:
-    """The words of a name, case-folded, letters and digits only, suffixes dropped ('J.R.R. Tolkien' -> j r r tolkien)."""
+    """The words of a name: case-folded, letters and digits only, suffixes ('Jr.', 'III') dropped."""
     tokens = ["".join(ch for ch in t if ch.isalnum()) for t in author.casefold().replace(".", ". ").split()]
     return [t for t in tokens if t and t not in NAME_SUFFIXES]
 
