@@ -206,7 +206,8 @@ def _aligned_end(al: Any, k: int) -> int:
     return al.dest_end + (k - al.src_end)
 
 
-def search(q: str, view: View, lo: int, hi: int, threshold: float, *, limit: int = 1000) -> list[tuple[int, int, float]]:
+def search(q: str, view: View, lo: int, hi: int, threshold: float, *,
+           limit: int = 1000) -> list[tuple[int, int, float]]:
     """All non-overlapping spans of ``q`` in ``view.norm[lo:hi]`` scoring at least ``threshold``, best first.
 
     A long text searched more than once gets a q-gram index and only its voted regions are examined (exact
