@@ -206,6 +206,8 @@ def route_through_app() -> None:
     Streamlit treats a ``pages/`` folder beside the main script as an old-style multipage app until some session
     has called ``st.navigation``: a deep link opened first after start-up would run the page file bare. When
     ``app.py`` did not start this run, switch the server to app.py's navigation and rerun; the URL keeps the page.
+    Streamlit offers no setting for this, so this is the one place that touches its internals; the test
+    ``tests/ui/test_app.py::test_the_pages_folder_patch_still_matches_streamlit`` fails when they change.
     """
     through_app = getattr(_routing, "through_app", False)
     _routing.through_app = False

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from quill_core import Quill, Settings  # noqa: E402
-from quill_core._rank import Measurement, build_pool, candidates_for, kb_assessment, order  # noqa: E402
-from quill_core._rank import prepare  # noqa: E402
+from quill_core._criteria import Measurement, kb_assessment  # noqa: E402
+from quill_core._rank import candidates_for, order, prepare  # noqa: E402
 from quill_core._query import parse_query  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -73,7 +73,7 @@ def paragraphs(n: int, *, long: bool = False) -> tuple[list[str], str]:
 
 
 def knowledge_base(quill: Quill) -> str:
-    if len(quill.kb) == 0:
+    if quill.stats().quotes == 0:
         source = SHARED / "kb" / "quotable_quotes.json"
         if source.is_file():
             quill.import_file(source, format="quotable")
@@ -86,10 +86,10 @@ def knowledge_base(quill: Quill) -> str:
 
 def naive_suggest(quill: Quill, paragraph: str, *, k: int, candidates: int) -> list:
     """The same suggestions, with every LM number computed the slow way."""
-    scorer = quill._lm_scorer()
+    scorer = quill.scorer
     query = parse_query(paragraph)
-    pool = build_pool(quill, query, k=candidates)
-    chosen = candidates_for("default", pool, k=candidates)
+    pool = quill.retriever.pool(query, k=candidates)
+    chosen = candidates_for("fused", pool, k=candidates)
     before, after = prepare(query)
     texts = [c.quote.text for c in chosen]
     scored = scorer.score_naive(before, ["", *texts], after)
@@ -125,7 +125,7 @@ def main() -> int:
     quill = Quill(settings)
     kb = knowledge_base(quill)
     texts, source = paragraphs(args.queries + 1, long=args.long)
-    scorer = quill._lm_scorer()
+    scorer = quill.scorer
     quill.suggest(texts[0], candidates=args.candidates)  # warm-up: model load, first allocations
     cold, cold_cpu = [], []
     for text in texts[1:]:

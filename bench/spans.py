@@ -34,7 +34,8 @@ from rapidfuzz import fuzz
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from quill_core._spans import _CACHE, locate  # noqa: E402
+from quill_core._spans import locate  # noqa: E402
+from quill_core._textview import clear_cache  # noqa: E402
 
 SIZES = {"1kb": 1_000, "10kb": 10_000, "100kb": 100_000}
 FILLERS = ["very", "indeed", "truly", "all", "still", "then", "so", "now"]
@@ -373,7 +374,7 @@ def cold_ms(items: list[Item], texts: list[tuple[str, str]]) -> float:
         first = next((it for it in items if it.text_id == tid), None)
         if first is None:
             continue
-        _CACHE.clear()
+        clear_cache()
         t0 = time.perf_counter()
         locate(first.quote, text, threshold=THRESHOLD)
         times.append(time.perf_counter() - t0)

@@ -4,27 +4,24 @@ where it sits in an uploaded source (CLI: ``quill verify``, ``quill locate``).""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 
 import streamlit as st
 
 import ui
-from quill_core import InputError, Span
+from quill_core import DiffOp, InputError, Span, Verification
 
 state = st.session_state
 CONTEXT_CHARS = 220
-# verdict -> (label, badge colour, icon, highlighter class in the draft view: "" = a plain mark)
-VERDICTS = {
-    "verbatim": ("verified", "green", ":material/verified:", "verbatim"),
-    "misquoted": ("misquoted", "orange", ":material/edit_off:", "near"),
-    "misattributed": ("misattributed", "red", ":material/person_off:", "not_found"),
-    "unknown": ("not in the knowledge base", "gray", ":material/help:", ""),
-}
-OTHER = ("unchecked", "gray", ":material/help:", "")
+# what a verdict means (label, tone, explanation) comes from the core (Verification.meaning); the page only
+# says how a tone looks: its colour (ui.TONE_COLORS) and its highlighter class in the draft view (none: a plain mark)
+HIGHLIGHT = {"success": "verbatim", "warning": "near", "error": "not_found"}
+ICONS = {"verbatim": ":material/verified:", "misquoted": ":material/edit_off:",
+         "misattributed": ":material/person_off:", "unknown": ":material/help:"}
 
 
 # -- pieces ----------------------------------------------------------------------------------------------------
-def diff_markdown(diff: Any) -> str:
+def diff_markdown(diff: Iterable[DiffOp]) -> str:
     """Markdown of the core's word diff: the canonical words the draft dropped struck through, its own in bold."""
     pieces: list[str] = []
     for op in diff:
@@ -48,9 +45,9 @@ def context(text: str, span: Span) -> tuple[str, Span]:
                                                span.verdict)
 
 
-def mark(v: Any) -> Span | tuple[int, int]:
-    """The quotation's place in the draft, classed by verdict for the highlighter (a bare range: no class)."""
-    kind = VERDICTS.get(v.verdict, OTHER)[3]
+def mark(v: Verification) -> Span | tuple[int, int]:
+    """The quotation's place in the draft, classed by tone for the highlighter (a bare range: no class)."""
+    kind = HIGHLIGHT.get(v.meaning.tone)
     return Span(v.start, v.end, v.score, v.text, kind) if kind else (v.start, v.end)
 
 
@@ -59,11 +56,12 @@ def draft_text() -> str:
     return ui.read_upload(upload) if upload is not None else state.get("draft", "")
 
 
-def verification_card(i: int, v: Any) -> None:
-    label, color, icon, _ = VERDICTS.get(v.verdict, OTHER)
+def verification_card(i: int, v: Verification) -> None:
+    meaning = v.meaning
     with st.container(border=True, key=f"ver-{i}"):
         head = st.container(horizontal=True, vertical_alignment="center")
-        head.badge(label, color=color, icon=icon)
+        head.badge(meaning.label, color=ui.TONE_COLORS[meaning.tone], icon=ICONS.get(v.verdict, ":material/help:"),
+                   help=meaning.explanation)
         if v.source is not None:
             where = " · ".join(ui.md(x) for x in (v.source.title, v.source.location) if x)
             head.badge(f"in source: {where}" if where else "in a source text", color="green",
@@ -80,7 +78,7 @@ def verification_card(i: int, v: Any) -> None:
             st.caption(ui.md(v.note))
 
 
-def source_section(q: Any, results: list[Any]) -> None:
+def source_section(q: Any, results: list[Verification]) -> None:
     st.subheader("Check against a source text")
     st.caption("Upload the book, speech or article a quotation comes from: Quill finds where each quotation sits "
                "in it, even when the wording drifted.")
@@ -133,19 +131,19 @@ if st.button("Check quotations", key="verify_run", type="primary", icon=":materi
             state.verified = {"text": text, "results": list(q.verify(text))}
 
 done = state.get("verified")
-results: list[Any] = []
+results: list[Verification] = []
 if done is not None:
     results = done["results"]
     if not results:
         st.info("No quotations found. Quill looks for text in quotation marks (“…”, \"…\", 「…」) and for "
                 "“as … said” clauses.", icon=":material/format_quote:")
     else:
-        counts = Counter(VERDICTS.get(v.verdict, OTHER)[0] for v in results)
+        counts = Counter(v.verdict for v in results)
         cols = st.columns(4)
         cols[0].metric("Quotations", len(results), border=True)
-        cols[1].metric("Verified", counts["verified"], border=True)
+        cols[1].metric("Verified", counts["verbatim"], border=True)
         cols[2].metric("Misquoted / misattributed", counts["misquoted"] + counts["misattributed"], border=True)
-        cols[3].metric("Unknown", counts["not in the knowledge base"], border=True)
+        cols[3].metric("Unknown", counts["unknown"], border=True)
         st.markdown("**Your draft**")
         ui.show_highlight(done["text"], [mark(v) for v in results], key="draft-view")
         for i, v in enumerate(results):

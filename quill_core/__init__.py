@@ -30,8 +30,8 @@ from ._query import MARKER, parse_query
 from ._quill import Quill
 from ._rank import RANKERS
 from ._scorer import Scorer
-from ._sources import BUNDLED as SOURCES
-from ._sources import Provenance, SourceInfo
+from ._bundled import BUNDLED as SOURCES
+from ._sources import SourceInfo
 from ._spans import highlight, locate
 from ._text import decode_text
 from ._types import (
@@ -42,12 +42,13 @@ from ._types import (
     ImportReport,
     InsertResult,
     KBStats,
+    Provenance,
     Query,
     Quote,
     Span,
     Suggestion,
 )
-from ._verify import Verification
+from ._verify import DiffOp, Verification
 
 __all__ = [
     # the facade, its settings and the registries its options come from
@@ -78,6 +79,7 @@ __all__ = [
     "KBStats",
     "InsertResult",
     "Verification",
+    "DiffOp",
     "Provenance",
     "SourceInfo",
     "Span",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from ._text import normalize
+from rapidfuzz import fuzz
+
+from ._text import has_cjk, normalize
 
 ANONYMOUS = frozenset({"", "anonymous", "anon", "unknown", "unknown author", "author unknown", "n/a", "na", "none",
                        "various", "佚名", "无名氏", "未知"})
@@ -22,3 +24,51 @@ def clean_author(author: str | None) -> str:
 def author_key(author: str | None) -> str:
     """Key for comparing authors: cleaned, case-folded, letters only ('Albert  Einstein.' == 'albert einstein')."""
     return "".join(ch for ch in clean_author(author).casefold() if ch.isalnum())
+
+
+# -- same author: the one home of "do these two names name one person?" -----------------------------------------
+NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
+"""Generational and degree suffixes, which tell nobody apart ('Jr.', 'III', 'PhD'); compared case-folded, no dots."""
+
+
+def _name_tokens(author: str) -> list[str]:
+    """The words of a name: case-folded, letters and digits only, suffixes ('Jr.', 'III') dropped."""
+    tokens = ["".join(ch for ch in t if ch.isalnum()) for t in author.casefold().replace(".", ". ").split()]
+    return [t for t in tokens if t and t not in NAME_SUFFIXES]
+
+
+def compatible_authors(a: str, b: str) -> bool:
+    """Whether two records' authors can name one person (the rule for merging near-duplicate quotes).
+
+    True for equal keys, an empty or unknown author on either side, the same surname with compatible first initials
+    or one side a surname only ("Einstein" / "A. Einstein" / "Albert Einstein"), one key inside the other when the
+    shorter has at least 4 letters, or a small misspelling (ratio >= 90). Names in any script go through the same
+    rule, so a Chinese name contained in another counts only from 4 characters on (see :func:`same_author`).
+    """
+    ka, kb = author_key(a), author_key(b)
+    if not ka or not kb or ka == kb:
+        return True
+    ta, tb = _name_tokens(a), _name_tokens(b)
+    if not ta or not tb:
+        return True
+    if ta[-1] == tb[-1] and (len(ta) == 1 or len(tb) == 1 or ta[0][0] == tb[0][0]):
+        return True
+    if ka in kb or kb in ka:
+        return min(len(ka), len(kb)) >= 4
+    return fuzz.ratio(ka, kb) >= 90
+
+
+def same_author(claimed: str, actual: str) -> bool:
+    """Whether an attribution (``claimed``, e.g. what a draft says) names the author of record (``actual``).
+
+    Nothing claimed or nothing on record: no contradiction (True). Chinese names (either key holds a Chinese
+    character) match when one key contains the other ("鲁迅" / "鲁迅先生"), but a Chinese name against an unknown
+    author does not. Other names follow :func:`compatible_authors`: initials and surname-only forms match
+    ("Einstein", "A. Einstein", "Albert Einstein"), suffixes are ignored, small misspellings forgiven.
+    """
+    if not claimed or not actual:
+        return True
+    ka, kb = author_key(claimed), author_key(actual)
+    if has_cjk(ka + kb):
+        return bool(ka and kb) and (ka in kb or kb in ka)
+    return compatible_authors(claimed, actual)

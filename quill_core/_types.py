@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Literal, Mapping
+from typing import Callable, Literal, Mapping
 
 from ._names import author_key
 from ._text import key
-
-if TYPE_CHECKING:
-    from ._sources import Provenance
 
 
 
 Progress = Callable[[float, str], None]
 """A progress callback: ``progress(fraction in [0, 1], message)``."""
+
+Verdict = Literal["verbatim", "misquoted", "misattributed", "unknown"]
+"""What verification says of a quotation in a draft: the wording and author agree with the knowledge base (or a
+source text), the wording differs, the wording is right but the author is not, or the quotation is not known."""
+
+SpanVerdict = Literal["verbatim", "near", "not_found"]
+"""How a located span matches its quote: equal after normalization, close (at least the threshold), or the closest
+region only (below the threshold)."""
+
+Tone = Literal["success", "warning", "error", "info", "neutral"]
+"""How a result should strike a writer: good news, something to fix, something wrong, worth knowing, or nothing
+either way (the app maps each tone to a colour)."""
 
 
 def quote_id(text: str, author: str = "") -> str:
@@ -106,10 +115,6 @@ class Pool:
     cosine: Mapping[str, float] = field(default_factory=dict)
 
 
-Tone = Literal["success", "info", "warning", "error", "neutral"]
-"""How a status reads to a writer (the app maps tones to colours)."""
-
-
 @dataclass(frozen=True)
 class Badge:
     """A short status shown beside a result: its ``label``, ``tone`` and a one-line ``help``."""
@@ -155,7 +160,22 @@ class Span:
     end: int
     score: float
     matched: str
-    verdict: str = "near"  # "verbatim" | "near" | "not_found"
+    verdict: SpanVerdict = "near"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a quote was found in a source text: the passage around it and its exact ``span`` (offsets into the
+    document text); ``location`` is a human label such as the act and scene or the verse reference."""
+
+    source: str
+    doc: str
+    title: str
+    author: str
+    passage_start: int
+    passage_end: int
+    span: Span
+    location: str = ""
 
 
 @dataclass(frozen=True)

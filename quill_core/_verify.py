@@ -1,11 +1,8 @@
-"""Check the quotations in a draft: find them, look each up, and say whether it is verbatim, misquoted,
-misattributed or unknown, with the canonical text, its author and a word-level diff (character-level for Chinese).
+"""Check the quotations in a draft: find them (:mod:`quill_core._quotations`), look each up, and say whether it is
+verbatim, misquoted, misattributed or unknown, with the canonical text, its author and a word-level diff
+(character-level for Chinese).
 
     results = verify(draft, kb=kb, neighbours=lambda text, k: quill.search(text, k=k))
-
-Quotations are text between “…”, "…", ‘…’, «…», „…“, 「…」 or 『…』, and unquoted clauses introduced by
-"as X said/wrote," (正如某某所说，…). The claimed author comes from the words around the quotation
-(“…” — Author; Author said, “…”; as Author wrote, “…”; “…,” said Author; 某某说：“…”; 正如某某所说，“…”).
 
 Lookup: an exact match of the normalized text in the knowledge base (``kb.by_key``); else the embedding
 neighbours (``neighbours(text, k)``, injected) scored by fuzzy matching; else, when a source library is given,
@@ -17,22 +14,49 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Protocol, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Final, Literal, Mapping, Protocol, Sequence
 
 from rapidfuzz import fuzz
 
 from ._errors import InputError
-from ._kb.dedup import same_author
 from ._spans import closest_span
 from ._text import is_cjk, key, normalize
-from ._names import author_key, clean_author
-from ._types import Candidate, Quote
+from ._names import same_author
+from ._quotations import Quotation, find_quotations
+from ._types import Candidate, Provenance, Quote, Tone, Verdict
 
 
-VERBATIM, MISQUOTED, MISATTRIBUTED, UNKNOWN = "verbatim", "misquoted", "misattributed", "unknown"
+VERBATIM: Final = "verbatim"
+MISQUOTED: Final = "misquoted"
+MISATTRIBUTED: Final = "misattributed"
+UNKNOWN: Final = "unknown"
 MAX_DRAFT_CHARS = 100_000
 
 Neighbours = Callable[[str, int], Sequence[Candidate]]
+DiffTag = Literal["equal", "replace", "delete", "insert"]
+
+
+@dataclass(frozen=True)
+class VerdictMeaning:
+    """What a verdict means for a writer: a short ``label``, a ``tone`` and a one-line ``explanation``."""
+
+    label: str
+    tone: Tone
+    explanation: str
+
+
+VERDICT_MEANINGS: Mapping[Verdict, VerdictMeaning] = MappingProxyType({
+    VERBATIM: VerdictMeaning("verified", "success",
+                             "The wording matches the knowledge base (or a source text) and the author agrees."),
+    MISQUOTED: VerdictMeaning("misquoted", "warning",
+                              "A known quotation, but the draft's wording differs from the canonical text."),
+    MISATTRIBUTED: VerdictMeaning("misattributed", "error",
+                                  "The wording is right, but the draft names another author than the record."),
+    UNKNOWN: VerdictMeaning("not in the knowledge base", "neutral",
+                            "Quill cannot vouch for this quotation: it is in neither the knowledge base nor a source."),
+})
+"""Every verdict's meaning for a writer (read-only); the pages and renderers show these, never their own."""
 
 
 @dataclass(frozen=True)
@@ -40,20 +64,9 @@ class DiffOp:
     """One step from the canonical text to the draft's wording: ``equal``, ``replace``, ``delete`` (only in the
     canonical text) or ``insert`` (only in the draft). ``canonical`` / ``draft`` hold the words on each side."""
 
-    op: str
+    op: DiffTag
     canonical: str = ""
     draft: str = ""
-
-
-@dataclass(frozen=True)
-class Quotation:
-    """A quotation found in a draft: ``draft[start:end] == text`` (quote marks excluded)."""
-
-    start: int
-    end: int
-    text: str
-    claimed_author: str = ""
-    marked: bool = True  # False for an unquoted "as X said, ..." clause
 
 
 @dataclass(frozen=True)
@@ -68,156 +81,28 @@ class Verification:
     start: int
     end: int
     text: str
-    verdict: str
+    verdict: Verdict
     canonical: str = ""
     author: str = ""
     claimed_author: str = ""
     score: float = 0.0
     diff: tuple[DiffOp, ...] = ()
     quote_id: str = ""
-    source: Any = None  # quill_core._sources.Provenance | None
+    source: Provenance | None = None
     note: str = ""
+
+    @property
+    def meaning(self) -> VerdictMeaning:
+        """What the verdict means for a writer (label, tone, explanation)."""
+        return VERDICT_MEANINGS[self.verdict]
 
 
 class SourceLookup(Protocol):
     """What :func:`verify` needs from a source library (see :class:`quill_core._sources.SourceLibrary`)."""
 
-    def find(self, text: str, *, author: str = "") -> Any: ...
+    def find(self, text: str, *, author: str = "") -> Provenance | None: ...
 
     def covers(self, author: str) -> str: ...
-
-
-# -- finding quotations ------------------------------------------------------------------------------------------
-_PAIRS = [("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u201e", "\u201c"), ("\u300c", "\u300d"),
-          ("\u300e", "\u300f"), ("\u2018", "\u2019")]
-_NAME = r"(?:[A-Z][\w'’.-]*)(?:\s+(?:(?:de|da|di|van|von|der|du|la|le|of|bin|ibn)\s+)*[A-Z][\w'’.-]*){0,4}"
-_ZH_NAME = r"[\u4e00-\u9fff·]{2,8}"
-_VERB = (r"(?:said|says|wrote|writes|put it|puts it|noted|observed|remarked|declared|argued|reminds us|tells us|"
-         r"asked)(?:\s+(?:well|best|beautifully|simply|so\s+well|it\s+best|\w+ly))?")
-_NOT_NAMES = {"he", "she", "it", "they", "we", "i", "you", "someone", "somebody", "everyone", "one", "this", "that",
-              "there", "the", "a", "an", "my", "his", "her", "our", "their", "who", "which", "as", "so", "and", "but",
-              "mr", "mrs", "ms", "dr", "sir", "god"}
-_ZH_PREFIXES = ("我们常说", "我记得", "记得", "正如", "就像", "如同", "所以", "因此", "但是", "然而", "我们", "我", "而", "但", "就", "是")
-
-_BEFORE_PATTERNS = [
-    re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|so\s+\w+))?\s+{_VERB}(?:\s+(?:it|that))?\s*[,:]?\s*$"),
-    re.compile(rf"\b[Ii]n\s+the\s+words\s+of\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})\s*[,:]?\s*$"),
-    re.compile(rf"(?:^|[.!?;]\s+|\s)(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|also|rightly))?\s+{_VERB}(?:\s+that)?\s*[,:]?\s*$"),
-    re.compile(rf"(?:^|\n|[.!?]\s+)(?P<name>{_NAME})\s*:\s*$"),
-    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲|曾说|说)[的过]?[，,：:]?\s*$"),
-    re.compile(rf"(?P<name>{_ZH_NAME}?)(?:曾经|曾|也|就|又|早就)?(?:说过|说道|说|曰|写道|指出|讲过|有言|讲)[：:，,]?\s*$"),
-    re.compile(rf"(?P<name>{_ZH_NAME}?)在《[^》]{{1,30}}》(?:中|里)?(?:写道|说道|说)[：:，,]?\s*$"),
-]
-_AFTER_PATTERNS = [
-    re.compile(rf"^\s*[,.]?\s*(?:—|–|--|―|-|——)\s*(?P<name>{_NAME})"),
-    re.compile(rf"^\s*[,]?\s*(?:said|says|wrote|writes|observed|noted|remarked|declared|asked)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})"),
-    re.compile(rf"^\s*[,]?\s*(?P<name>{_NAME})\s+(?:once\s+)?(?:said|says|wrote|writes|observed|noted|remarked|declared)\b"),
-    re.compile(rf"^\s*\((?P<name>{_NAME})\)"),
-    re.compile(rf"^\s*[。，,.]?\s*(?:——|—|－－|--)\s*(?P<name>{_ZH_NAME})"),
-]
-_UNQUOTED = [
-    re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably))?\s+{_VERB}\s*[,:]\s*(?P<quote>[^\"“”«»「」『』\n][^\n]*?)(?=[.!?](?:\s|$)|\n|$)"),
-    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲)[，,：:]\s*(?P<quote>[^“”「」『』\"\n][^。！？\n]*[。！？]?)"),
-]
-
-
-def _clean_name(name: str, *, zh: bool) -> str:
-    name = name.strip(" ,.:;'’")
-    if zh:
-        for prefix in _ZH_PREFIXES:
-            if name.startswith(prefix) and len(name) - len(prefix) >= 2:
-                name = name[len(prefix) :]
-        return name
-    words = name.split()
-    while words and words[0].casefold().strip(".") in _NOT_NAMES:
-        words = words[1:]
-    name = " ".join(words)
-    return "" if name.casefold() in _NOT_NAMES else clean_author(name)
-
-
-def _claimed_author(draft: str, start: int, end: int, inner: str = "") -> str:
-    """The author the draft attributes the quotation at ``[start, end)`` (marks included) to, or ''.
-
-    A "said X" after the quotation counts only when the quoted sentence runs on (it ends with , ? or !, or a
-    comma follows) and the verb does not introduce the next quotation ("... Mark Twain wrote: “...").
-    """
-    after = draft[end : end + 80].split("\n", 1)[0]
-    runs_on = inner.rstrip()[-1:] in (",", "?", "!", "，", "？", "！") or after.lstrip().startswith(",")
-    for i, pattern in enumerate(_AFTER_PATTERNS):
-        m = pattern.search(after)
-        if m and i in (1, 2) and (not runs_on or re.match(r"\s*[:：]", after[m.end() :])):
-            continue
-        if m:
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            if name:
-                return name
-    before = draft[max(0, start - 100) : start]
-    before = before.rsplit("\n", 1)[-1]
-    for pattern in _BEFORE_PATTERNS:
-        m = pattern.search(before)
-        if m and m.group("name"):
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            if name:
-                return name
-    return ""
-
-
-def _substantial(text: str) -> bool:
-    cjk = sum(1 for ch in text if is_cjk(ch))
-    if cjk >= 4:
-        return True
-    return len(re.findall(r"\w+", text)) >= 2 and len(key(text)) >= 8
-
-
-def _marked(draft: str) -> list[tuple[int, int, int, int]]:
-    """(outer start, inner start, inner end, outer end) of every quote-mark pair, outermost first."""
-    found: list[tuple[int, int, int, int]] = []
-    for open_, close in _PAIRS:
-        if open_ == "\u2018":  # single curly quotes double as apostrophes: need a word boundary on both sides
-            pattern = re.compile(r"(?<![\w])\u2018(.+?)\u2019(?![\w])", re.S)
-        else:
-            pattern = re.compile(re.escape(open_) + r"(.+?)" + re.escape(close), re.S)
-        for m in pattern.finditer(draft):
-            found.append((m.start(), m.start(1), m.end(1), m.end()))
-    quote = None
-    for i, ch in enumerate(draft):  # straight double quotes pair up in order
-        if ch == '"':
-            if quote is None:
-                quote = i
-            else:
-                found.append((quote, quote + 1, i, i + 1))
-                quote = None
-    found.sort(key=lambda f: (f[0], -f[3]))
-    outer: list[tuple[int, int, int, int]] = []
-    for f in found:
-        if outer and f[0] < outer[-1][3]:
-            continue  # nested (『』 inside 「」) or overlapping: the outer quotation stands
-        outer.append(f)
-    return outer
-
-
-def find_quotations(draft: str) -> list[Quotation]:
-    """Every quotation in ``draft`` (in order) with the author the draft attributes it to, if any."""
-    out: list[Quotation] = []
-    for o_start, start, end, o_end in _marked(draft):
-        inner = draft[start:end]
-        lead = len(inner) - len(inner.lstrip())
-        trail = len(inner.rstrip(" \n\t,;"))
-        if trail <= lead or not _substantial(inner):
-            continue
-        out.append(Quotation(start + lead, start + trail, draft[start + lead : start + trail],
-                             _claimed_author(draft, o_start, o_end, inner)))
-    taken = [(q.start, q.end) for q in out]
-    for pattern in _UNQUOTED:
-        for m in pattern.finditer(draft):
-            s, e = m.span("quote")
-            text = draft[s:e].rstrip(" ,;。")
-            e = s + len(text)
-            if not _substantial(text) or any(s < b and a < e for a, b in taken):
-                continue
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            out.append(Quotation(s, e, text, name, marked=False))
-    return sorted(out, key=lambda q: q.start)
 
 
 # -- diffs -------------------------------------------------------------------------------------------------------
@@ -244,15 +129,6 @@ def word_diff(canonical: str, draft: str) -> tuple[DiffOp, ...]:
 
 
 # -- verification ------------------------------------------------------------------------------------------------
-def _author_matches(claimed: str, actual: str) -> bool:
-    if not claimed or not actual:
-        return True
-    ka, kb = author_key(claimed), author_key(actual)
-    if any(is_cjk(ch) for ch in ka + kb):
-        return bool(ka and kb) and (ka in kb or kb in ka)
-    return same_author(claimed, actual)
-
-
 def _similarity(draft_text: str, canonical: str) -> float:
     """How closely a quotation reproduces a canonical quote (0-100): the whole, or the part it quotes."""
     kq, kc = key(draft_text), key(canonical)
@@ -267,12 +143,12 @@ def _similarity(draft_text: str, canonical: str) -> float:
     return max(whole, part)
 
 
-def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: bool, threshold: float) -> str:
+def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: bool, threshold: float) -> Verdict:
     if not exact and score < threshold:
         return UNKNOWN
     if not exact and score < 100:
         return MISQUOTED
-    if quotation.claimed_author and not _author_matches(quotation.claimed_author, quote.author):
+    if quotation.claimed_author and not same_author(quotation.claimed_author, quote.author):
         return MISATTRIBUTED
     return VERBATIM
 
@@ -282,7 +158,7 @@ def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: f
     base = dict(start=q.start, end=q.end, text=q.text, claimed_author=q.claimed_author)
     exact = list(kb.by_key(q.text)) if kb is not None else []
     if exact:
-        match = next((c for c in exact if q.claimed_author and _author_matches(q.claimed_author, c.author)
+        match = next((c for c in exact if q.claimed_author and same_author(q.claimed_author, c.author)
                       and c.author), exact[0])
         verdict = _verdict_for(q, match, 100.0, exact=True, threshold=threshold)
         note = f"the knowledge base attributes it to {match.author or 'an unknown author'}" \
@@ -298,7 +174,7 @@ def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: f
         sc, quote = best
         verdict = _verdict_for(q, quote, sc, exact=sc >= 100, threshold=threshold)
         note = ""
-        if verdict == MISQUOTED and q.claimed_author and not _author_matches(q.claimed_author, quote.author):
+        if verdict == MISQUOTED and q.claimed_author and not same_author(q.claimed_author, quote.author):
             note = f"also attributed to {q.claimed_author}, but the knowledge base says {quote.author}"
         elif verdict == VERBATIM and key(q.text) != key(quote.text):
             note = "an exact excerpt of a longer quote"
@@ -354,19 +230,3 @@ def verify(draft: str, *, kb: Any, neighbours: Neighbours | None = None, thresho
     if not 0 <= threshold <= 100:
         raise InputError(f"threshold must be between 0 and 100, got {threshold}")
     return [_check(q, kb, neighbours, threshold=threshold, k=k, sources=sources) for q in find_quotations(draft)]
-
-
-def verification_json(v: Verification) -> dict[str, Any]:
-    """The JSON shape the CLI prints for one verification."""
-    out: dict[str, Any] = {
-        "start": v.start, "end": v.end, "text": v.text, "verdict": v.verdict, "canonical": v.canonical,
-        "author": v.author, "claimed_author": v.claimed_author, "score": v.score,
-        "diff": [{"op": d.op, "canonical": d.canonical, "draft": d.draft} for d in v.diff],
-    }
-    if v.note:
-        out["note"] = v.note
-    if v.source is not None:
-        s = v.source
-        out["source"] = {"source": s.source, "doc": s.doc, "title": s.title, "author": s.author,
-                         "start": s.span.start, "end": s.span.end, "location": s.location}
-    return out

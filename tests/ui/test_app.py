@@ -64,3 +64,19 @@ def test_four_sessions_preparing_at_once_build_once(fake):
         t.join(timeout=30)
     assert [d for name, d in fake.calls if name == "build"] == ["starter"]
     assert seen == [2, 2, 2, 2]
+
+
+def test_the_pages_folder_patch_still_matches_streamlit():
+    """``ui.route_through_app`` is the one place that relies on Streamlit internals: with a ``pages/`` folder beside
+    ``app.py``, Streamlit runs a deep-linked page file bare until some session calls ``st.navigation``, which clears
+    ``PagesManager.uses_pages_directory``. If Streamlit renames or drops that flag, this fails: revisit the patch
+    (the browser test's deep link shows whether the old-style mode is still there)."""
+    import inspect
+
+    from streamlit.commands import navigation
+    from streamlit.runtime import pages_manager
+    from streamlit.runtime.scriptrunner import script_runner
+
+    assert "uses_pages_directory" in vars(pages_manager.PagesManager)
+    assert "PagesManager.uses_pages_directory = False" in inspect.getsource(navigation)
+    assert "if PagesManager.uses_pages_directory:" in inspect.getsource(script_runner)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
 from quill_core import InputError, Span, closest_span, highlight, locate
-from quill_core._spans import _build_view, _norm, score
+from quill_core._spans import score
+from quill_core._textview import build_view as _build_view, normalized as _norm
 
 HAMLET = (
     "HAMLET\n"

@@ -56,3 +56,69 @@ def test_parse_query_splits_at_marker_or_end():
 def test_parse_query_rejects_unusable_paragraphs(bad):
     with pytest.raises(InputError):
         parse_query(bad)
+
+
+def test_script_classes_han_and_cjk():
+    from quill_core._text import CJK, HAN, has_cjk, is_cjk
+
+    assert all(HAN.match(ch) for ch in "学㐀豈") and not any(HAN.match(ch) for ch in "，。あA")
+    assert all(CJK.match(ch) for ch in "学，。「あア⺀") and not any(CJK.match(ch) for ch in "ＡＢ１a ")
+    assert is_cjk("学") and not is_cjk("。") and not is_cjk("")
+    assert has_cjk("Lu Xun 鲁迅") and not has_cjk("Ｌｕ，Ｘｕｎ。")
+
+
+def test_sentence_end_is_the_gap_between_sentences():
+    from quill_core._text import SENTENCE_END
+
+    assert [m.group() for m in SENTENCE_END.finditer("He said “Go.” Then left.\n\n好。走吧")] == ["” ", "\n\n", ""]
+
+
+def test_one_normalization_table():
+    from quill_core._text import STRAIGHT_CHARS
+
+    assert all(len(v) == 1 for v in STRAIGHT_CHARS.values())  # one-to-one: offsets survive
+    assert normalize("«a» ‹b› 「c」 x\u2013y\u00a0z") == '"a" \'b\' "c" x-y z'
+    with pytest.raises(TypeError):
+        STRAIGHT_CHARS["x"] = "y"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "claimed, actual, same",
+    [
+        ("Einstein", "Albert Einstein", True),
+        ("A. Einstein", "Albert Einstein", True),
+        ("Oscar Wilde", "O. Wilde", True),
+        ("Martin Luther King", "Martin Luther King Jr.", True),
+        ("William Shakespear", "William Shakespeare", True),
+        ("", "Mark Twain", True),
+        ("Mark Twain", "", True),
+        ("Henry James", "William James", False),
+        ("Albert Einstein", "Mark Twain", False),
+        ("鲁迅", "鲁迅先生", True),
+        ("鲁迅", "周树人", False),
+        ("Anonymous", "鲁迅", False),  # a Chinese name is no unknown author's
+    ],
+)
+def test_same_author(claimed, actual, same):
+    from quill_core._names import same_author
+
+    assert same_author(claimed, actual) is same
+
+
+def test_compatible_authors_is_the_merge_rule():
+    from quill_core._kb import dedup
+    from quill_core._names import compatible_authors, same_author
+
+    pairs = [("Albert Einstein", "albert einstein."), ("Einstein", "Albert Einstein"), ("", "Anyone"),
+             ("Henry James", "William James"), ("鲁迅", "鲁迅先生"), ("孔子", "孔夫子"), ("Anonymous", "鲁迅"),
+             ("諸葛亮", "诸葛亮"), ("J.R.R. Tolkien", "Tolkien"), ("Mark Twain", "Samuel Clemens")]
+    for a, b in pairs:
+        assert compatible_authors(a, b) is dedup.same_author(a, b), (a, b)
+    assert same_author("鲁迅", "鲁迅先生") and not compatible_authors("鲁迅", "鲁迅先生")  # merging is stricter
+
+
+def test_slug_is_a_safe_file_name():
+    from quill_core._text import slug
+
+    assert slug("  My Speech (final).md ") == "my-speech-final-.md"
+    assert slug("1 Kings") == "1-kings" and slug("...") == "source" and len(slug("x" * 200)) == 80

@@ -10,7 +10,8 @@ from rapidfuzz import fuzz
 from quill_core import InputError
 from quill_core._text import key
 from quill_core._types import Candidate, Quote
-from quill_core._verify import DiffOp, find_quotations, verification_json, verify, word_diff
+from quill_core import to_json
+from quill_core._verify import DiffOp, find_quotations, verify, word_diff
 
 QUOTES = [
     Quote("Imagination is more important than knowledge.", "Albert Einstein", lang="en"),
@@ -132,7 +133,7 @@ def test_word_diff_reports_each_side_with_punctuation() -> None:
 
 def test_json_shape_and_input_errors() -> None:
     [v] = check("“Stay hungry, stay foolish,” said Steve Jobs.")
-    payload = json.loads(json.dumps({"quotes": [verification_json(v)]}))
+    payload = json.loads(json.dumps({"quotes": [to_json(v)]}))
     assert set(payload["quotes"][0]) >= {"start", "end", "text", "verdict", "canonical", "author", "claimed_author",
                                          "score", "diff"}
     with pytest.raises(InputError):
@@ -140,3 +141,24 @@ def test_json_shape_and_input_errors() -> None:
     with pytest.raises(InputError):
         check("“a b c d”", threshold=101)
     assert verify("No quotations here.", kb=FakeKB(QUOTES)) == []
+
+
+def test_every_verdict_has_one_meaning_for_writers() -> None:
+    from typing import get_args
+
+    from quill_core._types import Tone, Verdict
+    from quill_core._verify import VERDICT_MEANINGS, Verification
+
+    assert set(VERDICT_MEANINGS) == set(get_args(Verdict))
+    assert {m.tone for m in VERDICT_MEANINGS.values()} <= set(get_args(Tone))
+    assert len({m.label for m in VERDICT_MEANINGS.values()}) == len(VERDICT_MEANINGS)
+    v = Verification(0, 4, "text", "misattributed")
+    assert v.meaning.tone == "error" and v.meaning.label == "misattributed" and v.meaning.explanation
+    with pytest.raises(TypeError):
+        VERDICT_MEANINGS["unknown"] = VERDICT_MEANINGS["verbatim"]  # type: ignore[index]
+
+
+def test_provenance_has_one_home() -> None:
+    from quill_core import _sources, _types
+
+    assert _sources.Provenance is _types.Provenance
