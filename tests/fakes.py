@@ -11,9 +11,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+from dataclasses import replace
+
 import numpy as np
 
-from quill_core import Quote
+from quill_core import KBStats, Quote
+from quill_core._scorer import NLL, PassageNLL
+from quill_core._names import author_key
+from quill_core._text import key
 
 
 class FakeEmbedder:
@@ -34,6 +39,117 @@ class FakeEmbedder:
                 h = int(hashlib.md5(tok.encode()).hexdigest(), 16)
                 out[row, h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
             out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
+        return out
+
+
+class FakeKB:
+    """An in-memory knowledge base with the calls the core and the pages make of ``KnowledgeBase``: lookups, filters,
+    statistics, browsing, merging upserts (a known quote gains the collections it lacked) and cached scores."""
+
+    name = "fake"
+
+    def __init__(self, quotes=()) -> None:
+        self.quotes: dict[str, Quote] = {}
+        self.revision = 0
+        self.upsert(list(quotes))
+
+    def __len__(self) -> int:
+        return len(self.quotes)
+
+    def iter_quotes(self):
+        return iter(list(self.quotes.values()))
+
+    def get(self, ids):
+        return [self.quotes[i] for i in ids if i in self.quotes]
+
+    def by_key(self, text):
+        return [q for q in self.quotes.values() if key(q.text) == key(text)]
+
+    def ids(self, *, author="", lang="", topic=""):
+        return [q.id for q in self._match("", author, lang, topic, "")]
+
+    def upsert(self, quotes) -> int:
+        new = 0
+        for q in quotes:
+            old = self.quotes.get(q.id)
+            new += old is None
+            if old is not None:
+                q = replace(old, collections=tuple(dict.fromkeys(old.collections + q.collections)))
+            self.quotes[q.id] = q
+        self.revision += 1
+        return new
+
+    def set_scores(self, scores) -> None:
+        for qid, (ppl, popularity) in scores.items():
+            if qid in self.quotes:
+                self.quotes[qid] = replace(self.quotes[qid], ppl=ppl, popularity=popularity)
+
+    def stats(self) -> KBStats:
+        by_lang: dict[str, int] = {}
+        by_coll: dict[str, int] = {}
+        for q in self.quotes.values():
+            by_lang[q.lang] = by_lang.get(q.lang, 0) + 1
+            for c in q.collections:
+                by_coll[c] = by_coll.get(c, 0) + 1
+        return KBStats(quotes=len(self.quotes), by_lang=by_lang, by_collection=by_coll,
+                       authors=len({author_key(q.author) for q in self.quotes.values()}))
+
+    def topics(self, *, limit: int = 0) -> list[str]:
+        names = sorted({t for q in self.quotes.values() for t in q.topics})
+        return names[:limit] if limit > 0 else names
+
+    def authors(self, *, limit: int = 0) -> list[str]:
+        names = sorted({q.author for q in self.quotes.values() if q.author})
+        return names[:limit] if limit > 0 else names
+
+    def _match(self, search, author, lang, topic, collection):
+        return [q for q in self.quotes.values()
+                if search.lower() in q.text.lower()
+                and (not author or author_key(author) == author_key(q.author))
+                and (not lang or q.lang == lang) and (not topic or topic in q.topics)
+                and (not collection or collection in q.collections)]
+
+    def browse(self, *, search="", author="", lang="", topic="", collection="", limit=50, offset=0):
+        return self._match(search, author, lang, topic, collection)[offset: offset + limit]
+
+    def count(self, *, search="", author="", lang="", topic="", collection="") -> int:
+        return len(self._match(search, author, lang, topic, collection))
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+|[\u4e00-\u9fff]", text.lower())
+
+
+class FakeScorer:
+    """A stand-in language model (the core's ``Scorer``). Each quote token costs 3 nats, each following token 4, both less for every word the quote shares with the
+    passage: a quote that fits its context makes the passage more likely."""
+
+    name = "fake-lm"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def score(self, before, quotes, after=""):
+        self.calls += 1
+        ctx = set(words(before + " " + after))
+        n_before, n_after = len(words(before)), len(words(after)[:12])
+        out = []
+        for q in quotes:
+            qw = words(q)
+            overlap = len(set(qw) & ctx)
+            head, tail = min(1, len(qw)), max(0, len(qw) - 1)
+            per_q = max(0.5, 3.0 - 0.4 * overlap)
+            per_a = max(0.5, 4.0 - 0.5 * overlap) if qw else 4.0
+            out.append(PassageNLL(prefix=NLL(2.0 * n_before, n_before), head=NLL(per_q * head, head),
+                                  tail=NLL(per_q * tail, tail), after=NLL(per_a * n_after, n_after)))
+        return out
+
+    def quote_alone(self, quotes):
+        out = []
+        for q in quotes:
+            n = len(words(q))
+            out.append(PassageNLL(prefix=NLL(), head=NLL(3.0 * min(1, n), min(1, n)),
+                                  tail=NLL(3.0 * max(0, n - 1), max(0, n - 1)), after=NLL()))
         return out
 
 

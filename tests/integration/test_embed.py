@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from quill_core import Quill, Settings, load_embedder
+from quill_core import Quill, Settings
+from quill_core._embed import load_embedder
 from tests.fakes import SAMPLE_QUOTES
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quill_core import Quill, Quote, Settings, load_embedder
+from quill_core import Quill, Quote, Settings
+from quill_core._embed import load_embedder
 from quill_core._sources import SourceLibrary
 
 pytestmark = pytest.mark.slow

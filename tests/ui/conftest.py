@@ -43,7 +43,7 @@ from quill_core._evaluate import RankerMetrics, load_dataset
 from quill_core._names import author_key
 from quill_core._types import Criterion, Draft, Progress, RejectedRow
 from quill_core._verify import word_diff
-from tests.fakes import SAMPLE_QUOTES
+from tests.fakes import SAMPLE_QUOTES, FakeKB
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -62,65 +62,6 @@ def shown(markdown: str) -> str:
 
 def errors(at) -> list[str]:
     return [shown(e.value) for e in at.error]
-
-
-class FakeKB:
-    name = "fake"
-
-    def __init__(self, quotes: list[Quote]) -> None:
-        self.quotes: dict[str, Quote] = {q.id: q for q in quotes}
-        self.revision = 0
-
-    def __len__(self) -> int:
-        return len(self.quotes)
-
-    def iter_quotes(self):
-        return iter(list(self.quotes.values()))
-
-    def upsert(self, quotes: list[Quote]) -> int:
-        """Add new quotes; a known one gains the collections it did not have yet (like the real merge)."""
-        new = 0
-        for q in quotes:
-            old = self.quotes.get(q.id)
-            new += old is None
-            if old is not None:
-                q = replace(old, collections=tuple(dict.fromkeys(old.collections + q.collections)))
-            self.quotes[q.id] = q
-        self.revision += 1
-        return new
-
-    def stats(self) -> KBStats:
-        by_lang: dict[str, int] = {}
-        by_coll: dict[str, int] = {}
-        for q in self.quotes.values():
-            by_lang[q.lang] = by_lang.get(q.lang, 0) + 1
-            for c in q.collections:
-                by_coll[c] = by_coll.get(c, 0) + 1
-        return KBStats(quotes=len(self.quotes), by_lang=by_lang, by_collection=by_coll,
-                       authors=len({author_key(q.author) for q in self.quotes.values()}))
-
-    def topics(self, *, limit: int = 0) -> list[str]:
-        names = sorted({t for q in self.quotes.values() for t in q.topics})
-        return names[:limit] if limit > 0 else names
-
-    def authors(self, *, limit: int = 0) -> list[str]:
-        names = sorted({q.author for q in self.quotes.values() if q.author})
-        return names[:limit] if limit > 0 else names
-
-    def _match(self, search: str, author: str, lang: str, topic: str, collection: str) -> list[Quote]:
-        return [q for q in self.quotes.values()
-                if search.lower() in q.text.lower()
-                and (not author or author_key(author) == author_key(q.author))
-                and (not lang or q.lang == lang) and (not topic or topic in q.topics)
-                and (not collection or collection in q.collections)]
-
-    def browse(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "", collection: str = "",
-               limit: int = 50, offset: int = 0) -> list[Quote]:
-        return self._match(search, author, lang, topic, collection)[offset: offset + limit]
-
-    def count(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "",
-              collection: str = "") -> int:
-        return len(self._match(search, author, lang, topic, collection))
 
 
 class FakeSources:

@@ -12,31 +12,9 @@ from quill_core import InputError, NotFoundError, Quill, Settings, to_json
 from quill_core._cli import main
 from quill_core._evaluate import (EvalReport, RankerMetrics, evaluate, hit_at, load_dataset, ndcg_at, reciprocal_rank,
                                  write_report)
-from quill_core._lm import NLL, PassageNLL
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, FakeScorer
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "eval_small.jsonl"
-
-
-class FakeScorer:
-    """Quote and next-sentence NLLs drop with every word the quote shares with the passage."""
-
-    name = "fake-lm"
-
-    def score(self, before, quotes, after=""):
-        ctx = set((before + " " + after).lower().split())
-        out = []
-        for q in quotes:
-            qw = q.lower().split()
-            overlap = len(set(qw) & ctx)
-            n = len(qw)
-            per = max(0.5, 3.0 - 0.5 * overlap)
-            out.append(PassageNLL(NLL(10, 5), NLL(per * min(1, n), min(1, n)), NLL(per * max(0, n - 1), max(0, n - 1)),
-                                  NLL((4.0 - 0.3 * overlap if n else 4.0) * 6, 6)))
-        return out
-
-    def quote_alone(self, quotes):
-        return [PassageNLL(NLL(), NLL(3.0, 1), NLL(3.0 * len(q.split()), len(q.split())), NLL()) for q in quotes]
 
 
 def test_dataset_rows_and_clear_errors(tmp_path):

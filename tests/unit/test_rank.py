@@ -9,49 +9,12 @@ import re
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from quill_core import Filters, InputError, Quill, Quote, Settings
-from quill_core._lm import NLL, PassageNLL, PerplexityScorer
-from quill_core._rank import (RANKERS, Measurement, Pool, Weights, assess, criteria, fuse, order,
-                             quill_value, total)
-from quill_core._types import Candidate
-from tests.fakes import SAMPLE_QUOTES, CharTokenizer, FakeEmbedder
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+|[\u4e00-\u9fff]", text.lower())
-
-
-class FakeScorer:
-    """Each quote token costs 3 nats, each following token 4, both less for every word the quote shares with the
-    passage: a quote that fits its context makes the passage more likely."""
-
-    name = "fake-lm"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def score(self, before, quotes, after=""):
-        self.calls += 1
-        ctx = set(words(before + " " + after))
-        n_before, n_after = len(words(before)), len(words(after)[:12])
-        out = []
-        for q in quotes:
-            qw = words(q)
-            overlap = len(set(qw) & ctx)
-            head, tail = min(1, len(qw)), max(0, len(qw) - 1)
-            per_q = max(0.5, 3.0 - 0.4 * overlap)
-            per_a = max(0.5, 4.0 - 0.5 * overlap) if qw else 4.0
-            out.append(PassageNLL(prefix=NLL(2.0 * n_before, n_before), head=NLL(per_q * head, head),
-                                  tail=NLL(per_q * tail, tail), after=NLL(per_a * n_after, n_after)))
-        return out
-
-    def quote_alone(self, quotes):
-        out = []
-        for q in quotes:
-            n = len(words(q))
-            out.append(PassageNLL(prefix=NLL(), head=NLL(3.0 * min(1, n), min(1, n)),
-                                  tail=NLL(3.0 * max(0, n - 1), max(0, n - 1)), after=NLL()))
-        return out
+from quill_core import RANKERS, Candidate, Filters, InputError, Quill, Quote, Settings, Weights
+from quill_core._criteria import Measurement, assess, criteria, quill_value, total
+from quill_core._rank import fuse, order
+from quill_core._scorer import NLL, PassageNLL, PerplexityScorer
+from quill_core._types import Pool
+from tests.fakes import SAMPLE_QUOTES, CharTokenizer, FakeEmbedder, FakeScorer
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from quill_core import InputError, NotFoundError, Quill, Quote, Settings
 from quill_core._sources import SourceLibrary, split_passages
 from quill_core._verify import verify
-from tests.fakes import FakeEmbedder
+from tests.fakes import FakeEmbedder, FakeKB
 
 SPEECH = (
     "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived in "
@@ -123,16 +123,6 @@ def test_passages_cover_the_text_in_bounds(text: str, size: int) -> None:
     for s, e in spans:
         covered.update(range(s, e))
     assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
-
-
-class FakeKB:
-    def __init__(self, quotes: list[Quote]) -> None:
-        self.quotes = quotes
-
-    def by_key(self, text: str) -> list[Quote]:
-        from quill_core._text import key
-
-        return [q for q in self.quotes if key(q.text) == key(text)]
 
 
 def test_verify_uses_sources_for_provenance_and_misattribution_signals(settings: Settings,

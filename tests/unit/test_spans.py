@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from quill_core import InputError, Span, closest_span, highlight, locate
+from quill_core import InputError, Span, highlight, locate
+from quill_core._spans import closest_span
 from quill_core._spans import score
 from quill_core._textview import build_view as _build_view, normalized as _norm
 

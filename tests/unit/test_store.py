@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from quill_core import Settings, VectorStore
+from quill_core import Settings
+from quill_core._store import VectorStore
 from quill_core._store import EF_SEARCH
 
 

@@ -7,11 +7,9 @@ import json
 import pytest
 from rapidfuzz import fuzz
 
-from quill_core import InputError
-from quill_core._text import key
-from quill_core._types import Candidate, Quote
-from quill_core import to_json
+from quill_core import Candidate, InputError, Quote, to_json
 from quill_core._verify import DiffOp, find_quotations, verify, word_diff
+from tests.fakes import FakeKB
 
 QUOTES = [
     Quote("Imagination is more important than knowledge.", "Albert Einstein", lang="en"),
@@ -22,16 +20,6 @@ QUOTES = [
     Quote("其实地上本没有路，走的人多了，也便成了路。", "鲁迅", lang="zh"),
     Quote("一万年太久，只争朝夕。", "毛泽东", lang="zh"),
 ]
-
-
-class FakeKB:
-    """The two knowledge-base calls verify makes, over a list."""
-
-    def __init__(self, quotes: list[Quote]) -> None:
-        self.quotes = quotes
-
-    def by_key(self, text: str) -> list[Quote]:
-        return [q for q in self.quotes if key(q.text) == key(text)]
 
 
 def fake_neighbours(text: str, k: int) -> list[Candidate]:
