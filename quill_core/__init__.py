@@ -21,7 +21,8 @@ from ._insert import insert
 from ._kb import FORMATS, TIERS, KnowledgeBase, Row, build_tier, import_file, import_records
 from ._evaluate import EvalReport, EvalRow, RankerMetrics, evaluate, load_dataset, write_report
 from ._lexical import LexicalIndex
-from ._lm import NLL, PassageNLL, PerplexityScorer, load_causal_lm
+from ._lm import load_causal_lm
+from ._scorer import NLL, PassageNLL, PerplexityScorer
 from ._rank import RANKERS, Weights
 from ._quill import Quill
 from ._sources import Provenance, SourceInfo, SourceLibrary

@@ -211,7 +211,7 @@ class Quill:
             return self._resources[name]
 
     def _lm_scorer(self) -> Any:
-        from ._lm import PerplexityScorer
+        from ._scorer import PerplexityScorer
 
         return self._shared("scorer", lambda: PerplexityScorer(self.settings))
 

@@ -3,7 +3,7 @@
 Every criterion is a value in [0, 1] (higher is better) computed from a raw measurement, which is kept.
 ``σ(x) = 1 / (1 + exp(-x))``; NLLs are mean nats per token of the *windowed* passage (the last
 ``max_prefix_tokens`` tokens before the insertion point, the quote, the next sentence after it), scored by
-:class:`quill_core._lm.PerplexityScorer` with the candidate really inserted into the text.
+:class:`quill_core._scorer.PerplexityScorer` with the candidate really inserted into the text.
 
 - ``relevance``: raw = cosine between the query window and the quote (dense retrieval); value = clip(raw, 0, 1).
 - ``lexical``: raw = BM25 score; value = raw / the best BM25 score among the candidates (0 when absent).
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from ._errors import InputError, QuillError
-from ._lm import PassageNLL
+from ._scorer import PassageNLL
 from ._names import author_key, clean_author
 from ._types import Candidate, Criterion, Query, Quote, Suggestion
 

@@ -12,7 +12,7 @@ from quill_core import InputError, NotFoundError, Quill, Settings
 from quill_core._cli import main
 from quill_core._evaluate import (EvalReport, RankerMetrics, evaluate, hit_at, load_dataset, ndcg_at, reciprocal_rank,
                                  write_report)
-from quill_core._lm import NLL, PassageNLL
+from quill_core._scorer import NLL, PassageNLL
 from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "eval_small.jsonl"

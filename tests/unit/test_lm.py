@@ -11,7 +11,8 @@ import torch
 from quill_core import Settings
 from quill_core._errors import ConfigError, ModelError
 from quill_core._int8 import Int8Linear, quantize_int8
-from quill_core._lm import NLL, PerplexityScorer, load_causal_lm, right_window
+from quill_core._lm import load_causal_lm
+from quill_core._scorer import NLL, PerplexityScorer, right_window
 from tests.fakes import CharTokenizer
 
 VOCAB = 260

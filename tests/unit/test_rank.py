@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from quill_core import Filters, InputError, Quill, Quote, Settings
-from quill_core._lm import NLL, PassageNLL, PerplexityScorer
+from quill_core._scorer import NLL, PassageNLL, PerplexityScorer
 from quill_core._rank import (RANKERS, Measurement, Pool, Weights, assess, criteria, fuse, order,
                              quill_value, total)
 from quill_core._types import Candidate
