@@ -19,6 +19,7 @@ from ._config import Settings
 from ._errors import ConfigError, ModelError
 from ._lm import load_causal_lm
 from ._nllcache import HeadTail, NLLCache
+from ._text import CJK, SENTENCE_END
 
 
 @dataclass(frozen=True)
@@ -70,20 +71,14 @@ class _Plan:
     after: list[int]
 
 
-_LATIN_END = re.compile(r"[\w\"'”’)\]]$")
-_SENTENCE_END = re.compile(r"[.!?。！？；;]+[\"'”’」』)\]]*(?=\s|$)|[。！？；]+[\"'”’」』）]*")
 _WORD = re.compile(r"[^\W_]")
-
-
-def _cjk(ch: str) -> bool:
-    return "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
 
 
 def right_window(after: str, *, max_chars: int) -> str:
     """The text after the insertion point up to the end of the first sentence that holds a word (at most
     ``max_chars`` characters, cut at a space where possible)."""
     start = 0
-    for m in _SENTENCE_END.finditer(after):
+    for m in SENTENCE_END.finditer(after):
         if _WORD.search(after, start, m.start()):
             after = after[: m.end()]
             break
@@ -149,10 +144,11 @@ class PerplexityScorer:
                 model, tokenizer = load_causal_lm(self.settings, int8=self.quantize and self._model is None)
                 self._model = self._model or model
                 self._tokenizer = self._tokenizer or tokenizer
-            if self.quantize and not getattr(self._model, "_quill_int8", False):
-                from ._int8 import quantize_int8
+            if self.quantize:
+                from ._int8 import is_int8, quantize_int8
 
-                self._model = quantize_int8(self._model)
+                if not is_int8(self._model):
+                    self._model = quantize_int8(self._model)
             if self._start is None:
                 self._start = _start_token(self._tokenizer)
             return self._model, self._tokenizer
@@ -173,7 +169,7 @@ class PerplexityScorer:
         prefix_ids, _ = self._encode(before[-self.max_prefix_tokens * 8:])
         prefix = [self._start] + prefix_ids[-self.max_prefix_tokens:]
         window = right_window(after.lstrip(), max_chars=self.max_after_tokens * 8)
-        gap = " " if window and after[:1].isspace() or (window and _WORD.match(window) and not _cjk(window[0])) else ""
+        gap = " " if window and after[:1].isspace() or (window and _WORD.match(window) and not CJK.match(window[0])) else ""
         after_ids = self._encode(gap + window)[0][: self.max_after_tokens] if window.strip() else []
         planned = []
         for quote in quotes:
@@ -181,7 +177,7 @@ class PerplexityScorer:
             if not quote:
                 planned.append(([], 0))
                 continue
-            sep = " " if (before or lead) and not (_cjk(quote[0]) or (before and _cjk(before[-1]))) else ""
+            sep = " " if (before or lead) and not (CJK.match(quote[0]) or (before and CJK.match(before[-1]))) else ""
             ids, offsets = self._encode(sep + quote)
             ids, offsets = ids[: self.max_quote_tokens], offsets[: self.max_quote_tokens]
             head_end = len(sep) + self.head_chars

@@ -123,3 +123,10 @@ def decode_text(data: bytes, *, name: str, error: type[InputError] = InputError)
     if sum(1 for ch in sample if ord(ch) < 32 and ch not in "\t\n\r\f") > 0.05 * len(sample):
         raise error(f"{name} is a binary file, not text")
     return text
+
+
+SENTENCE_END = re.compile(r"[.!?。！？；;]+[\"'”’」』)\]]*(?=\s|$)|[。！？；]+[\"'”’」』）]*")
+"""The marks that end a sentence (or a clause, at a semicolon) in running text, closing quotes and brackets
+included: Latin ``. ! ? ;`` when whitespace or the end follows, Chinese ``。！？；`` anywhere. Unlike the gap that
+:func:`split_sentences` splits at, a match is the marks themselves and a line break is not one: the scorer's
+:func:`quill_core._scorer.right_window` ends its window after the first match."""

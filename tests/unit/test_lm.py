@@ -10,7 +10,7 @@ import torch
 
 from quill_core import Settings
 from quill_core._errors import ConfigError, ModelError
-from quill_core._int8 import Int8Linear, quantize_int8
+from quill_core._int8 import Int8Linear, is_int8, quantize_int8
 from quill_core._lm import load_causal_lm
 from quill_core._scorer import NLL, PerplexityScorer, right_window
 from tests.fakes import CharTokenizer
@@ -170,6 +170,7 @@ def test_int8_copy_stays_close_and_does_not_depend_on_the_batch(tiny):
     assert isinstance(q.model.layers[0].mlp.down_proj, Int8Linear) and isinstance(q.lm_head, Int8Linear)
     assert not isinstance(q.model.layers[0].self_attn.k_proj, torch.nn.Linear)  # q, k, v fused into one product
     assert type(model.model.layers[0].mlp.down_proj) is torch.nn.Linear  # the original is untouched
+    assert is_int8(q) and not is_int8(model) and not is_int8(None)
     exact = PerplexityScorer(model=model, tokenizer=tok).score(BEFORE, QUOTES, AFTER)
     batched = PerplexityScorer(model=q, tokenizer=tok, batch_size=4).score(BEFORE, QUOTES, AFTER)
     alone = PerplexityScorer(model=q, tokenizer=tok, batch_size=1).score(BEFORE, QUOTES, AFTER)
