@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from .._errors import ImportFormatError, InputError, NotFoundError
 from .._text import decode_text
@@ -37,7 +38,17 @@ from .records import KnowledgeBase
 
 
 
-FORMATS = ("auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines")
+FORMATS: Mapping[str, str] = MappingProxyType({
+    "auto": "detect the format from the file's content (its name breaks ties)",
+    "quill": "QUILL's JSON: quote, author, poem, topic, PPL, Search",
+    "quotable": "Quotable's JSON: content, author, tags",
+    "goodreads": "Goodreads JSON lines: quote, author, tags",
+    "csv": "a table with a header row (comma, semicolon, tab or |) and a quote column",
+    "jsonl": "JSON objects (an array or one a line) with a quote field",
+    "lines": "one quotation a line, optionally followed by \" — author\" and \", work\"",
+})
+"""The import formats, name -> what it reads (for the CLI and the Library page), in the order to offer them;
+``"auto"`` stands for :func:`detect_format`'s choice."""
 GUESSES: dict[str, tuple[str, ...]] = {
     "text": ("quote", "text", "content", "quotation", "sentence", "body"),
     "author": ("author", "by", "speaker", "attribution", "person", "name"),

@@ -55,9 +55,10 @@ import importlib.util
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from .._errors import InputError, NotFoundError
 from .._types import ImportReport, RejectedRow, Progress
@@ -67,7 +68,11 @@ from .records import KnowledgeBase
 
 
 
-TIERS = ("starter", "large")
+TIERS: Mapping[str, str] = MappingProxyType({
+    "starter": "A curated set of short, well-attributed quotations from the bundled collections.",
+    "large": "Every usable quotation of the bundled collections (takes longer to index).",
+})
+"""The bundled tiers, name -> what it holds (for the CLI and the Library page); ``starter`` is the default."""
 STARTER_MAX_CHARS = 300
 STARTER_AUTHOR_CAP = 3
 STARTER_NOTABLE_AUTHOR_CAP = 25

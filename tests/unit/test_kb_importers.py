@@ -279,3 +279,12 @@ def test_progress_reports_fractions(kb: KnowledgeBase) -> None:
 def test_line_separators(line: str, expected: tuple[str, str, str]) -> None:
     [row] = list(parse_text(line, format="lines"))
     assert (row.text, row.author, row.work) == expected
+
+
+def test_formats_registry_names_every_format_once_with_a_description() -> None:
+    from quill_core._kb import FORMATS
+
+    assert list(FORMATS) == ["auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines"]
+    assert all(d and "\n" not in d for d in FORMATS.values())
+    with pytest.raises(TypeError):
+        FORMATS["new"] = "read-only"  # type: ignore[index]
