@@ -22,3 +22,14 @@ def clean_author(author: str | None) -> str:
 def author_key(author: str | None) -> str:
     """Key for comparing authors: cleaned, case-folded, letters only ('Albert  Einstein.' == 'albert einstein')."""
     return "".join(ch for ch in clean_author(author).casefold() if ch.isalnum())
+
+
+NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
+"""Words that may follow a name without being part of it: generations and degrees ("Martin Luther King Jr.",
+"John Smith, PhD"), case-folded, without their dot."""
+_NAME_SUFFIX = re.compile(f"(?:{'|'.join(sorted(NAME_SUFFIXES))})\\.?", re.I)
+
+
+def is_name_suffix(word: str) -> bool:
+    """``word`` is one of :data:`NAME_SUFFIXES` in any case, with or without a final dot ("Jr.", "III", "phd")."""
+    return _NAME_SUFFIX.fullmatch(word) is not None

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .._errors import ImportFormatError, InputError, NotFoundError
+from .._names import is_name_suffix
 from .._text import decode_text
 from .._types import ImportReport, RejectedRow, Progress
 from .clean import Row
@@ -306,7 +307,6 @@ def _csv_rows(text: str, *, mapping: Mapping[str, str] | None, name: str) -> Ite
 # dash (Chinese ――, ——), else an unspaced em dash right after the end of a sentence ("... taken.—Oscar Wilde")
 _SPACED = re.compile(r"\s+(?:--|-|–|—|―|――|~)\s+")
 _UNSPACED = re.compile(r"――|——|(?<=[.!?。！？\"'])[—―]")
-_SUFFIX = re.compile(r"^(jr|sr|ii|iii|iv|phd|md)\.?$", re.I)
 _TAIL_WORK = re.compile(r"\s*《([^》]+)》\s*$")
 
 
@@ -331,7 +331,7 @@ def _split_line(line: str) -> tuple[str, str, str]:
             work, author = found.group(1), author[: found.start()].strip()
         elif ", " in author:
             head, rest = author.split(", ", 1)
-            if not _SUFFIX.match(rest.strip()):
+            if not is_name_suffix(rest.strip()):
                 author, work = head, rest
     return text, author, work
 
