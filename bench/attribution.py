@@ -133,7 +133,7 @@ def main() -> None:
             backends.append(Lexical())
         elif name in ("lm-pmi", "lm-pmi-whole"):
             if scorer is None:
-                from quill_core._lm import PerplexityScorer
+                from quill_core._scorer import PerplexityScorer
 
                 scorer = PerplexityScorer(settings)
             lm = LMEntailer(scorer)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from quill_core import RANKERS, Settings, Weights  # noqa: E402
 from quill_core._embed import load_embedder  # noqa: E402
 from quill_core._evaluate import collect, load_dataset, summarize  # noqa: E402
-from quill_core._lm import PerplexityScorer  # noqa: E402
+from quill_core._scorer import PerplexityScorer  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "data" / "eval" / "quill_dev.jsonl"
 EMBEDDER = {"en": "minilm", "zh": "use"}

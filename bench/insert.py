@@ -30,7 +30,7 @@ from quill_core._attribution import LMEntailer  # noqa: E402
 from quill_core._config import Settings  # noqa: E402
 from quill_core._generate import load_generator  # noqa: E402
 from quill_core._insert import insert  # noqa: E402
-from quill_core._lm import PerplexityScorer  # noqa: E402
+from quill_core._scorer import PerplexityScorer  # noqa: E402
 from quill_core._types import Quote  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "insert_paragraphs.jsonl"

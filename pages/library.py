@@ -16,8 +16,7 @@ from quill_core import FORMATS, SOURCES, TIERS, ImportReport, KBStats, Quill
 ANY = "Any"
 PAGE_SIZE = 50
 FILTERED = "filtered: "  # how a tier's quality filter marks the rows it leaves out
-FORMAT_HELP = ("auto detects the format from the file's name and first lines: Quill JSON/JSONL, Quotable JSON, "
-               "Goodreads JSONL, CSV/TSV with a quote column, or one quotation per line.")
+FORMAT_HELP = "\n\n".join(f"**{name}**: {ui.md(about)}" for name, about in FORMATS.items())
 state = st.session_state
 
 
@@ -112,7 +111,7 @@ def import_section(q: Quill) -> None:
                               type=["json", "jsonl", "ndjson", "csv", "tsv", "txt"],
                               help=FORMAT_HELP)
     c1, c2 = st.columns(2)
-    fmt = c1.selectbox("Format", ["auto", *FORMATS], key="import_format", help=FORMAT_HELP)
+    fmt = c1.selectbox("Format", list(FORMATS), key="import_format", help=FORMAT_HELP)
     collection = c2.text_input("Collection name", key="import_collection", placeholder="default: the file name")
     if st.button("Import", key="import_run", type="primary", icon=":material/upload:", disabled=upload is None):
         with ui.guard("importing the file"):

@@ -10,7 +10,7 @@ The public API is exactly what ``__all__`` lists; every module is private (``_na
 
 from ._config import Settings
 from ._criteria import Weights
-from ._embed import Embedder
+from ._embed import EMBEDDERS, Embedder
 from ._errors import (
     ConfigError,
     GenerationError,
@@ -58,7 +58,7 @@ __all__ = [
     "FORMATS",
     "TIERS",
     "SOURCES",
-    # "EMBEDDERS",  (after merge)
+    "EMBEDDERS",
     "Weights",
     # what can be injected into a Quill
     "Embedder",

@@ -125,7 +125,7 @@ def quote_evidence(quote: Quote, passage: str = "") -> list[str]:
 class LMEntailer:
     """Support as normalized conditional PMI under a causal LM (see the module docstring).
 
-    ``scorer`` is a :class:`quill_core._lm.PerplexityScorer` (or anything with its ``score`` and ``quote_alone``);
+    ``scorer`` is a :class:`quill_core._scorer.PerplexityScorer` (or anything with its ``score`` and ``quote_alone``);
     the premise is the shared prefix, so all claims against one window run in one cached, batched pass.
     """
 
@@ -245,14 +245,14 @@ def parse_judgement(answer: str) -> float:
 def load_entailer(settings: Settings | None = None, *, scorer: Any = None,
                   generator: Generator | None = None) -> Entailer:
     """The attribution backend the settings ask for: ``nli_model`` empty -> :class:`LMEntailer` over ``scorer``
-    (a :class:`~quill_core._lm.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
+    (a :class:`~quill_core._scorer.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
     over ``generator`` (default: the OpenAI-compatible endpoint, which must be configured); anything else -> an
     :class:`NLIEntailer` of that name or path."""
     settings = settings or Settings.load()
     choice = settings.nli_model.strip()
     if not choice:
         if scorer is None:
-            from ._lm import PerplexityScorer
+            from ._scorer import PerplexityScorer
 
             scorer = PerplexityScorer(settings)
         return LMEntailer(scorer)

@@ -237,9 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--if-missing", action="store_true", help="do nothing when the knowledge base has quotes")
     p = command(kb, "import", _kb_import, "import a quote file")
     p.add_argument("path")
-    p.add_argument("--format", default="auto", choices=["auto", *FORMATS],
-                   help="auto (detected from the content) or one of: "
-                        + "; ".join(f"{name}: {about}" for name, about in FORMATS.items()))
+    p.add_argument("--format", default="auto", choices=list(FORMATS),
+                   help="; ".join(f"{name}: {about}" for name, about in FORMATS.items()))
     p.add_argument("--collection", help="collection name (default: the file name)")
     command(kb, "stats", _kb_stats, "knowledge-base statistics")
     p = command(kb, "browse", _kb_browse, "list quotes matching filters (search, author, lang, topic, collection)")

@@ -17,7 +17,6 @@
 | lm_precision    | QUILL_LM_PRECISION     | "int8" (scoring; "float32" = exact)        |
 | chroma_host     | QUILL_CHROMA_HOST      | "" (embedded persistent client)            |
 | chroma_port     | QUILL_CHROMA_PORT      | 8000                                       |
-| port            | QUILL_PORT             | 8501                                       |
 | llm_base_url    | QUILL_LLM_BASE_URL     | "" (local generator)                       |
 | llm_model       | QUILL_LLM_MODEL        | "" (local generator)                       |
 | llm_api_key     | QUILL_LLM_API_KEY      | ""                                         |
@@ -60,7 +59,6 @@ class Settings:
     lm_precision: str = "int8"
     chroma_host: str = ""
     chroma_port: int = 8000
-    port: int = 8501
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key: str = field(default="", repr=False)

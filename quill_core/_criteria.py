@@ -45,7 +45,7 @@ from typing import Iterable, Mapping, Sequence
 from rapidfuzz import fuzz
 
 from ._errors import InputError
-from ._lm import PassageNLL
+from ._scorer import PassageNLL
 from ._names import author_key, clean_author
 from ._spans import score as span_score
 from ._types import Criterion, Quote

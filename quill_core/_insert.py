@@ -340,7 +340,7 @@ def insert(paragraph: str, quote: Quote, *, generator: Generator, scorer: Any = 
            progress: Progress | None = None) -> InsertResult:
     """Write the sentence that brings ``quote`` into ``paragraph`` at its ``[Q]`` marker (else at the end).
 
-    ``scorer`` (a :class:`~quill_core._lm.PerplexityScorer`) measures fluency; without one only the heuristic gate
+    ``scorer`` (a :class:`~quill_core._scorer.PerplexityScorer`) measures fluency; without one only the heuristic gate
     applies. ``entailer`` measures attribution against the quote's evidence (``passage``: its source passage, when
     known); without one the drafts keep their generation order. ``threshold`` is the locate score (0-100) above
     which an altered quote is repaired rather than the draft rejected. ``force_quote`` writes each draft in two

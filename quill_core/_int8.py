@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import weakref
 from typing import Any
 
 import torch
@@ -20,6 +21,9 @@ import torch
 from ._errors import ModelError
 
 
+
+_QUANTIZED: "weakref.WeakSet[Any]" = weakref.WeakSet()
+"""The models :func:`quantize_int8` made (see :func:`is_int8`); held weakly, so a dropped model is forgotten."""
 
 # Projections that read the same input in the usual decoder blocks: run as one product (fewer, larger matmuls).
 _SHARED_INPUT = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
@@ -100,5 +104,10 @@ def quantize_int8(model: Any) -> Any:
         for name, child in parent.named_children():
             if isinstance(child, torch.nn.Linear):
                 setattr(parent, name, Int8Linear(child))
-    quantized._quill_int8 = True
+    _QUANTIZED.add(quantized)
     return quantized
+
+
+def is_int8(model: Any) -> bool:
+    """Whether ``model`` is a copy made by :func:`quantize_int8` (quantizing it again would only copy it)."""
+    return model in _QUANTIZED

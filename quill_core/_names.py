@@ -29,6 +29,12 @@ def author_key(author: str | None) -> str:
 # -- same author: the one home of "do these two names name one person?" -----------------------------------------
 NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md"})
 """Generational and degree suffixes, which tell nobody apart ('Jr.', 'III', 'PhD'); compared case-folded, no dots."""
+_NAME_SUFFIX = re.compile(f"(?:{'|'.join(sorted(NAME_SUFFIXES))})\\.?", re.I)
+
+
+def is_name_suffix(word: str) -> bool:
+    """``word`` is one of :data:`NAME_SUFFIXES` in any case, with or without a final dot ("Jr.", "III", "phd")."""
+    return _NAME_SUFFIX.fullmatch(word) is not None
 
 
 def _name_tokens(author: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -89,20 +89,17 @@ class VectorStore:
         return out
 
     def upsert(self, name: str, ids: Sequence[str], embeddings: np.ndarray, *,
-               documents: Sequence[str] | None = None, metadatas: Sequence[Mapping[str, Any]] | None = None,
-               progress: Callable[[int], None] | None = None) -> None:
-        """Upsert in batches; ``progress`` gets the number of rows written so far."""
+               metadatas: Sequence[Mapping[str, Any]] | None = None) -> None:
+        """Write ``ids`` with their vectors (and the metadata filters search by), :data:`UPSERT_BATCH` at a time;
+        no documents: the texts live in the knowledge base or the source files."""
         coll = self.collection(name)
         for start in range(0, len(ids), UPSERT_BATCH):
             end = start + UPSERT_BATCH
             coll.upsert(
                 ids=list(ids[start:end]),
                 embeddings=np.asarray(embeddings[start:end], dtype=np.float32),
-                documents=list(documents[start:end]) if documents is not None else None,
                 metadatas=[dict(m) for m in metadatas[start:end]] if metadatas is not None else None,
             )
-            if progress:
-                progress(min(end, len(ids)))
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         coll = self.collection(name)

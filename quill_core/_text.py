@@ -71,7 +71,7 @@ def key(text: str) -> str:
 
 
 # -- sentences ---------------------------------------------------------------------------------------------------
-SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|(?<=[。！？；])["'”’」』）]*|\n+""")
+SENTENCE_BREAK = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+|(?<=[。！？；])["'”’」』）]*|\n+""")
 """Where one sentence ends and the next begins (what :func:`split_sentences` splits at): after . ! ? (and any
 closing quotes or brackets) followed by whitespace, after the Chinese enders 。！？； (and closing marks), or at
 line breaks. A match is what lies between two sentences; the closing marks it includes are dropped by a split."""
@@ -79,7 +79,7 @@ line breaks. A match is what lies between two sentences; the closing marks it in
 
 def split_sentences(text: str) -> list[str]:
     """Split English and Chinese text into sentences (stripped, non-empty)."""
-    parts = SENTENCE_END.split(text)
+    parts = SENTENCE_BREAK.split(text)
     return [p.strip() for p in parts if p and p.strip()]
 
 
@@ -134,3 +134,10 @@ def slug(name: str) -> str:
     """A file-name-safe id for a name: case-folded, runs of other characters made '-', at most 80 characters."""
     out = re.sub(r"[^\w.-]+", "-", name.strip().casefold(), flags=re.UNICODE).strip("-.")
     return out[:80] or "source"
+
+
+SENTENCE_END = re.compile(r"[.!?。！？；;]+[\"'”’」』)\]]*(?=\s|$)|[。！？；]+[\"'”’」』）]*")
+"""The marks that end a sentence (or a clause, at a semicolon) in running text, closing quotes and brackets
+included: Latin ``. ! ? ;`` when whitespace or the end follows, Chinese ``。！？；`` anywhere. Unlike the gap that
+:func:`split_sentences` splits at, a match is the marks themselves and a line break is not one: the scorer's
+:func:`quill_core._scorer.right_window` ends its window after the first match."""

@@ -58,3 +58,12 @@ def chroma_server(tmp_path_factory):
                health_url=f"http://127.0.0.1:{port}/api/v2/heartbeat", log_path=path / "server.log", timeout=60,
                env={**os.environ, "ANONYMIZED_TELEMETRY": "False"}):
         yield ("127.0.0.1", port)
+
+
+@pytest.fixture(scope="session")
+def tiny_lm():
+    """``(model, tokenizer)`` of :func:`tests.fakes.tiny_causal_lm`, built once per session and shared: do not
+    change the model (wrap it, or ``copy.deepcopy`` it first)."""
+    from tests.fakes import tiny_causal_lm
+
+    return tiny_causal_lm()

@@ -223,3 +223,21 @@ def serve(cmd: list[str], *, health_url: str, log_path: Path, timeout: float = 9
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+TINY_LM_VOCAB = 260
+
+
+def tiny_causal_lm(vocab: int = TINY_LM_VOCAB):
+    """``(model, tokenizer)``: a tiny randomly initialised Llama (seed 0, real transformers code paths, KV cache
+    included) in eval mode and a :class:`CharTokenizer`. Tests share one per session (the ``tiny_lm`` fixture);
+    a test that changes the model builds its own or works on a ``copy.deepcopy``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096)
+    with torch.random.fork_rng():  # the same weights every time; other tests' random streams are left alone
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config).eval()
+    return model, CharTokenizer(vocab)

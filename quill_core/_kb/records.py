@@ -28,35 +28,12 @@ from .._errors import InputError, StoreError
 from .._text import key
 from .._names import author_key
 from .._types import KBStats, Quote
-from . import dedup
-from .clean import MAX_TOPICS, cached_author_key
+from . import dedup, schema
+from .clean import cached_author_key
+from .schema import CHUNK, COLUMNS, SCHEMA, SEP, finite, merge_records, pack, to_quote, unpack
 
 
-_SEP = "\x1f"  # separates list items in a column; cleaning removes control characters from every field
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS quotes (
-    id TEXT PRIMARY KEY,
-    text TEXT NOT NULL,
-    author TEXT NOT NULL DEFAULT '',
-    work TEXT NOT NULL DEFAULT '',
-    topics TEXT NOT NULL DEFAULT '',
-    lang TEXT NOT NULL DEFAULT '',
-    collections TEXT NOT NULL DEFAULT '',
-    ppl REAL,
-    popularity REAL,
-    tkey TEXT NOT NULL,
-    akey TEXT NOT NULL,
-    sig BLOB,
-    rev INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS quotes_tkey ON quotes (tkey);
-CREATE INDEX IF NOT EXISTS quotes_akey ON quotes (akey);
-CREATE INDEX IF NOT EXISTS quotes_rev ON quotes (rev);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-_COLUMNS = "id, text, author, work, topics, lang, collections, ppl, popularity"
-_CHUNK = 500  # ids per IN (...) query
 
 
 def kb_name(name: str) -> str:
@@ -64,34 +41,6 @@ def kb_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
         raise InputError(f"invalid knowledge-base name {name!r}: use letters, digits, '_', '.' or '-' (at most 64)")
     return name
-
-
-def _pack(items: Sequence[str]) -> str:
-    return f"{_SEP}{_SEP.join(items)}{_SEP}" if items else ""
-
-
-def _unpack(value: str) -> tuple[str, ...]:
-    return tuple(value.strip(_SEP).split(_SEP)) if value else ()
-
-
-def _quote(row: Sequence) -> Quote:
-    return Quote(id=row[0], text=row[1], author=row[2], work=row[3], topics=_unpack(row[4]), lang=row[5],
-                 collections=_unpack(row[6]), ppl=row[7], popularity=row[8])
-
-
-def _merge(old: Quote, new: Quote) -> Quote:
-    """``old`` with what ``new`` adds (collections, topics, a missing work, scores)."""
-    popularity = old.popularity
-    if new.popularity is not None and (popularity is None or new.popularity > popularity):
-        popularity = new.popularity
-    return Quote(
-        id=old.id, text=old.text, author=old.author, lang=old.lang,
-        work=old.work or new.work,
-        topics=tuple(dict.fromkeys(old.topics + new.topics))[: max(MAX_TOPICS, len(old.topics))],
-        collections=tuple(dict.fromkeys(old.collections + new.collections)),
-        ppl=old.ppl if old.ppl is not None else new.ppl,
-        popularity=popularity,
-    )
 
 
 class KnowledgeBase:
@@ -109,7 +58,7 @@ class KnowledgeBase:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn.executescript(SCHEMA)
             self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('revision', '0')")
             self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('sig_version', ?)", (dedup.SIG_VERSION,))
         except sqlite3.DatabaseError as exc:
@@ -151,11 +100,11 @@ class KnowledgeBase:
         """The quotes with these ids, in the given order; unknown ids are skipped."""
         found: dict[str, Quote] = {}
         ids = list(ids)
-        for lo in range(0, len(ids), _CHUNK):
-            chunk = ids[lo : lo + _CHUNK]
+        for lo in range(0, len(ids), CHUNK):
+            chunk = ids[lo : lo + CHUNK]
             marks = ",".join("?" * len(chunk))
-            for row in self._query(f"SELECT {_COLUMNS} FROM quotes WHERE id IN ({marks})", chunk):
-                found[row[0]] = _quote(row)
+            for row in self._query(f"SELECT {COLUMNS} FROM quotes WHERE id IN ({marks})", chunk):
+                found[row[0]] = to_quote(row)
         return [found[i] for i in ids if i in found]
 
     def __contains__(self, quote_id: object) -> bool:
@@ -165,12 +114,12 @@ class KnowledgeBase:
         """Every quote in insertion order, read ``batch`` at a time (safe while other threads write)."""
         last = 0
         while True:
-            rows = self._query(f"SELECT rowid, {_COLUMNS} FROM quotes WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            rows = self._query(f"SELECT rowid, {COLUMNS} FROM quotes WHERE rowid > ? ORDER BY rowid LIMIT ?",
                                (last, max(1, batch)))
             if not rows:
                 return
             for row in rows:
-                yield _quote(row[1:])
+                yield to_quote(row[1:])
             last = rows[-1][0]
 
     def _where(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "",
@@ -188,10 +137,10 @@ class KnowledgeBase:
             params.append(lang.strip().casefold())
         if topic.strip():
             clauses.append("instr(lower(topics), lower(?)) > 0")
-            params.append(_SEP + topic.strip().casefold() + _SEP)
+            params.append(SEP + topic.strip().casefold() + SEP)
         if collection.strip():
             clauses.append("instr(collections, ?) > 0")
-            params.append(_SEP + collection.strip() + _SEP)
+            params.append(SEP + collection.strip() + SEP)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def browse(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "", collection: str = "",
@@ -199,9 +148,9 @@ class KnowledgeBase:
         """A page of quotes matching every given filter (``search`` is a case-insensitive substring of the text,
         author or work; ``author`` compares normalized names; ``topic`` and ``collection`` must match exactly)."""
         where, params = self._where(search=search, author=author, lang=lang, topic=topic, collection=collection)
-        rows = self._query(f"SELECT {_COLUMNS} FROM quotes{where} ORDER BY rowid LIMIT ? OFFSET ?",
+        rows = self._query(f"SELECT {COLUMNS} FROM quotes{where} ORDER BY rowid LIMIT ? OFFSET ?",
                            [*params, max(0, int(limit)), max(0, int(offset))])
-        return [_quote(r) for r in rows]
+        return [to_quote(r) for r in rows]
 
     def count(self, *, search: str = "", author: str = "", lang: str = "", topic: str = "",
               collection: str = "") -> int:
@@ -219,7 +168,7 @@ class KnowledgeBase:
         k = key(text)
         if not k:
             return []
-        return [_quote(r) for r in self._query(f"SELECT {_COLUMNS} FROM quotes WHERE tkey = ? ORDER BY rowid", (k,))]
+        return [to_quote(r) for r in self._query(f"SELECT {COLUMNS} FROM quotes WHERE tkey = ? ORDER BY rowid", (k,))]
 
     def changed_since(self, revision: int) -> list[str]:
         """Ids of the quotes added or changed after ``revision``."""
@@ -237,7 +186,7 @@ class KnowledgeBase:
     def _tally(self, column: str) -> Counter:
         counts: Counter = Counter()
         for (value,) in self._query(f"SELECT {column} FROM quotes WHERE {column} != ''"):
-            counts.update(_unpack(value))
+            counts.update(unpack(value))
         return counts
 
     def authors(self, *, limit: int = 0) -> list[str]:
@@ -312,13 +261,15 @@ class KnowledgeBase:
             self._changed = True
         return rev
 
-    def upsert(self, quotes: Iterable[Quote]) -> tuple[int, int]:
-        """Insert new quotes and merge known ids (see the module docstring); return ``(new, merged)``."""
-        return self._upsert(list(quotes))
+    def upsert(self, quotes: Iterable[Quote], *, keys: Sequence[str] | None = None,
+               signatures: np.ndarray | None = None) -> tuple[int, int]:
+        """Insert new quotes and merge known ids (see the module docstring); return ``(new, merged)``.
 
-    def _upsert(self, quotes: list[Quote], *, keys: Sequence[str] | None = None,
-                signatures: np.ndarray | None = None) -> tuple[int, int]:
-        """:meth:`upsert` with the matching keys and MinHash signatures of ``quotes`` when the caller has them."""
+        ``keys`` and ``signatures``, when the caller has already computed them (the importers do), are the matching
+        keys (:func:`quill_core._text.key`) and MinHash signatures (:func:`quill_core._kb.dedup.minhashes`) of
+        ``quotes``, position by position: they are stored as given instead of being computed again (ignored when
+        their length differs from that of ``quotes``)."""
+        quotes = list(quotes)
         if not quotes:
             return 0, 0
         # fold repeated ids of the batch into their first occurrence
@@ -328,7 +279,7 @@ class KnowledgeBase:
             if not isinstance(q, Quote):
                 raise InputError(f"upsert takes Quote records, got {type(q).__name__}")
             if q.id in batch:
-                batch[q.id] = _merge(batch[q.id], q)
+                batch[q.id] = merge_records(batch[q.id], q)
             else:
                 batch[q.id], first_pos[q.id] = q, pos
         merged = len(quotes) - len(batch)
@@ -339,7 +290,7 @@ class KnowledgeBase:
             for i, q in batch.items():
                 if i in known:
                     merged += 1
-                    combined = _merge(known[i], q)
+                    combined = merge_records(known[i], q)
                     if combined != known[i]:
                         changes.append(combined)
             if fresh:
@@ -353,8 +304,8 @@ class KnowledgeBase:
                     sigs = dedup.minhashes(tkeys)
                 rev = self._next_revision()
                 self._conn.executemany(
-                    f"INSERT INTO quotes ({_COLUMNS}, tkey, akey, sig, rev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (_values(q) + (tkeys[n], cached_author_key(q.author), sigs[n].tobytes(), rev)
+                    f"INSERT INTO quotes ({COLUMNS}, tkey, akey, sig, rev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (schema.row_values(q) + (tkeys[n], cached_author_key(q.author), sigs[n].tobytes(), rev)
                      for n, q in enumerate(fresh)),
                 )
             if changes:
@@ -362,19 +313,20 @@ class KnowledgeBase:
                 self._conn.executemany(
                     "UPDATE quotes SET work = ?, topics = ?, collections = ?, ppl = ?, popularity = ?, rev = ? "
                     "WHERE id = ?",
-                    ((q.work, _pack(q.topics), _pack(q.collections), q.ppl, q.popularity, rev, q.id)
+                    ((q.work, pack(q.topics), pack(q.collections), q.ppl, q.popularity, rev, q.id)
                      for q in changes),
                 )
         return len(fresh), merged
 
-    def _delete(self, ids: Sequence[str]) -> None:
-        """Remove quotes (an attributed copy replaced them); bumps the revision when something went."""
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the quotes with these ids (unknown ids are ignored) in one transaction; the revision grows when
+        one was removed. Imports use it when an attributed copy replaces a record that had no author."""
         ids = list(ids)
         if not ids:
             return
         with self.transaction():
-            for lo in range(0, len(ids), _CHUNK):
-                chunk = ids[lo : lo + _CHUNK]
+            for lo in range(0, len(ids), CHUNK):
+                chunk = ids[lo : lo + CHUNK]
                 marks = ",".join("?" * len(chunk))
                 if self._conn.execute(f"DELETE FROM quotes WHERE id IN ({marks})", chunk).rowcount:
                     self._next_revision()
@@ -384,12 +336,24 @@ class KnowledgeBase:
         with self.transaction():
             self._conn.executemany(
                 "UPDATE quotes SET ppl = coalesce(?, ppl), popularity = coalesce(?, popularity) WHERE id = ?",
-                ((_finite(p), _finite(s), i) for i, (p, s) in scores.items()),
+                ((finite(p), finite(s), i) for i, (p, s) in scores.items()),
             )
 
     # -- near-duplicate support (used by the importers) ------------------------------------------------------
-    def _signatures(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(rowids, minhashes)`` of every stored quote; missing or outdated signatures are (re)computed."""
+    def known_ids(self, ids: Sequence[str]) -> set[str]:
+        """The ids among ``ids`` that are stored (one query per 500 ids; :meth:`__contains__` asks for one)."""
+        found: set[str] = set()
+        ids = list(ids)
+        for lo in range(0, len(ids), CHUNK):
+            chunk = ids[lo : lo + CHUNK]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self._query(f"SELECT id FROM quotes WHERE id IN ({marks})", chunk))
+        return found
+
+    def signatures(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rowids, minhashes)`` of every stored quote, in storage order: the SQLite row numbers (what
+        :meth:`keys_by_rowid` takes) and the MinHash signatures (:mod:`quill_core._kb.dedup`) of their matching
+        keys. Missing or outdated signatures are (re)computed and stored first."""
         with self.transaction():
             row = self._conn.execute("SELECT value FROM meta WHERE name = 'sig_version'").fetchone()
             if row is None or row[0] != dedup.SIG_VERSION:
@@ -405,33 +369,15 @@ class KnowledgeBase:
         mins = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint16).reshape(len(rows), dedup.HASHES)
         return rowids, mins
 
-    def _keys_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-        """``rowid -> (id, matching key, author)`` for near-duplicate checks."""
+    def keys_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """``rowid -> (id, matching key, author)`` of the rows :meth:`signatures` numbered (for near-duplicate
+        checks); unknown row numbers are absent."""
         out: dict[int, tuple[str, str, str]] = {}
         rowids = [int(r) for r in rowids]
-        for lo in range(0, len(rowids), _CHUNK):
-            chunk = rowids[lo : lo + _CHUNK]
+        for lo in range(0, len(rowids), CHUNK):
+            chunk = rowids[lo : lo + CHUNK]
             marks = ",".join("?" * len(chunk))
             for r in self._query(f"SELECT rowid, id, tkey, author FROM quotes WHERE rowid IN ({marks})", chunk):
                 out[r[0]] = (r[1], r[2], r[3])
         return out
 
-    def _known(self, ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        ids = list(ids)
-        for lo in range(0, len(ids), _CHUNK):
-            chunk = ids[lo : lo + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in self._query(f"SELECT id FROM quotes WHERE id IN ({marks})", chunk))
-        return found
-
-
-def _finite(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if np.isfinite(value) else None
-
-
-def _values(q: Quote) -> tuple:
-    return (q.id, q.text, q.author, q.work, _pack(q.topics), q.lang, _pack(q.collections), q.ppl, q.popularity)

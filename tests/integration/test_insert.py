@@ -10,7 +10,7 @@ import pytest
 
 from quill_core import Quill, Quote, Settings
 from quill_core._attribution import LMEntailer, localized_many, quote_evidence
-from quill_core._lm import PerplexityScorer
+from quill_core._scorer import PerplexityScorer
 
 pytestmark = pytest.mark.slow
 

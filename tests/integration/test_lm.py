@@ -9,7 +9,8 @@ import pytest
 
 from quill_core import Quill, Settings
 from quill_core import _lm as lm
-from quill_core._lm import PerplexityScorer, load_causal_lm
+from quill_core._lm import load_causal_lm
+from quill_core._scorer import PerplexityScorer
 from quill_core._rank import criteria, measure
 from quill_core._query import parse_query
 from quill_core._types import Candidate, Quote

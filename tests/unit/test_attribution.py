@@ -22,7 +22,7 @@ from quill_core._attribution import (
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, ModelError
 from quill_core._generate import OpenAIChatGenerator
-from quill_core._lm import NLL, PassageNLL
+from quill_core._scorer import NLL, PassageNLL
 from quill_core._types import Quote
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nli_pairs.jsonl"

@@ -16,18 +16,20 @@ def test_priority_argument_over_env_over_default(monkeypatch, tmp_path):
 
 def test_home_from_env_and_typed_fields(monkeypatch, tmp_path):
     monkeypatch.setenv("QUILL_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("QUILL_PORT", "9999")
+    monkeypatch.setenv("QUILL_CHROMA_PORT", "9999")
     s = Settings.load()
-    assert s.home == tmp_path / "data" and s.port == 9999
+    assert s.home == tmp_path / "data" and s.chroma_port == 9999
     p = s.path("kb", "x.sqlite")
     assert p.parent.is_dir() and p.parent.parent == tmp_path / "data"
 
 
 def test_bad_values_and_unknown_settings_are_clear_errors(monkeypatch):
-    monkeypatch.setenv("QUILL_PORT", "eighty")
-    with pytest.raises(ConfigError, match="port"):
+    monkeypatch.setenv("QUILL_CHROMA_PORT", "eighty")
+    with pytest.raises(ConfigError, match="chroma_port"):
         Settings.load()
-    monkeypatch.delenv("QUILL_PORT")
+    monkeypatch.delenv("QUILL_CHROMA_PORT")
+    monkeypatch.setenv("QUILL_PORT", "eighty")  # the Makefile's variable, not a setting: ignored
+    assert not hasattr(Settings.load(), "port")
     with pytest.raises(ConfigError, match="colour"):
         Settings.load(colour="red")
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from quill_core._errors import GenerationError, InputError
 from quill_core._insert import FLUENCY_GATE, compose, insert, template_sentence
-from quill_core._lm import NLL, PassageNLL
+from quill_core._scorer import NLL, PassageNLL
 from quill_core._types import Quote
 
 EINSTEIN = Quote("Imagination is more important than knowledge.", "Albert Einstein")

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 
 from quill_core._kb.clean import (
     MAX_TEXT_CHARS,
-    clean_author,
     clean_text,
     clean_topics,
     clean_work,
     guess_lang,
+    import_author,
     looks_english,
     make_quote,
     text_key,
@@ -59,8 +59,8 @@ def test_clean_text(raw: str, expected: str) -> None:
         ("佚名", ""),
     ],
 )
-def test_clean_author(raw: str | None, expected: str) -> None:
-    assert clean_author(raw) == expected
+def test_import_author(raw: str | None, expected: str) -> None:
+    assert import_author(raw) == expected
 
 
 def test_clean_work_strips_title_brackets() -> None:

@@ -71,3 +71,11 @@ def test_candidate_pairs_scale_to_many_quotes() -> None:
 )
 def test_same_author(a: str, b: str, same: bool) -> None:
     assert dedup.same_author(a, b) is same
+
+
+def test_name_suffixes_are_one_list() -> None:
+    from quill_core._names import NAME_SUFFIXES, is_name_suffix
+
+    assert {"jr", "iii", "phd"} <= NAME_SUFFIXES
+    assert all(is_name_suffix(w) for w in ("Jr.", "JR", "iii", "PhD", "md."))
+    assert not any(is_name_suffix(w) for w in ("Junior", "Jr..", "ivy", "", "v"))

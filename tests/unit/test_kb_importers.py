@@ -10,7 +10,7 @@ import pytest
 from quill_core._errors import ImportFormatError, InputError, NotFoundError
 from quill_core._kb import KnowledgeBase, Row, detect_format, import_file, import_records
 from quill_core._kb.importers import parse_text
-from quill_core._kb import records as records_module
+from quill_core._kb import schema as schema_module
 from quill_core._types import Quote, RejectedRow
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "kb"
@@ -241,7 +241,7 @@ def test_failed_write_leaves_the_knowledge_base_as_it_was(kb: KnowledgeBase, mon
     import_file(kb, DATA / "quotable.json")
     rev, before = kb.revision, texts(kb)
     calls = {"n": 0}
-    real = records_module._values
+    real = schema_module.row_values
 
     def flaky(quote: Quote) -> tuple:
         calls["n"] += 1
@@ -249,11 +249,11 @@ def test_failed_write_leaves_the_knowledge_base_as_it_was(kb: KnowledgeBase, mon
             raise OSError("disk full")
         return real(quote)
 
-    monkeypatch.setattr(records_module, "_values", flaky)
+    monkeypatch.setattr(schema_module, "row_values", flaky)
     with pytest.raises(OSError):
         import_file(kb, DATA / "quotes.csv")
     assert texts(kb) == before and kb.revision == rev
-    monkeypatch.setattr(records_module, "_values", real)
+    monkeypatch.setattr(schema_module, "row_values", real)
     assert import_file(kb, DATA / "quotes.csv").imported == 4  # and the next try works
 
 
@@ -279,3 +279,12 @@ def test_progress_reports_fractions(kb: KnowledgeBase) -> None:
 def test_line_separators(line: str, expected: tuple[str, str, str]) -> None:
     [row] = list(parse_text(line, format="lines"))
     assert (row.text, row.author, row.work) == expected
+
+
+def test_formats_registry_names_every_format_once_with_a_description() -> None:
+    from quill_core._kb import FORMATS
+
+    assert list(FORMATS) == ["auto", "quill", "quotable", "goodreads", "csv", "jsonl", "lines"]
+    assert all(d and "\n" not in d for d in FORMATS.values())
+    with pytest.raises(TypeError):
+        FORMATS["new"] = "read-only"  # type: ignore[index]

@@ -99,6 +99,23 @@ def test_revision_moves_only_on_real_changes(kb: KnowledgeBase) -> None:
     assert kb.revision == rev + 1
 
 
+def test_delete_and_known_ids(kb: KnowledgeBase) -> None:
+    rev = kb.revision
+    assert kb.known_ids([BACON.id, "missing", KONGZI.id]) == {BACON.id, KONGZI.id}
+    kb.delete(["missing"])  # nothing went: the revision stays
+    assert kb.revision == rev
+    kb.delete([BACON.id, KONGZI.id])
+    assert kb.revision == rev + 1 and [q.id for q in kb.iter_quotes()] == [HAMLET.id]
+
+
+def test_signatures_name_rows_that_keys_by_rowid_resolves(kb: KnowledgeBase) -> None:
+    rowids, mins = kb.signatures()
+    assert len(rowids) == len(mins) == 3
+    info = kb.keys_by_rowid([int(r) for r in rowids])
+    assert [info[int(r)][0] for r in rowids] == [BACON.id, HAMLET.id, KONGZI.id]
+    assert info[int(rowids[0])][1:] == ("knowledgeispower", "Francis Bacon")
+
+
 def test_set_scores_none_keeps_value(kb: KnowledgeBase) -> None:
     kb.set_scores({BACON.id: (3.0, 10.0), "unknown": (1.0, 1.0)})
     kb.set_scores({BACON.id: (None, 20.0)})

@@ -141,3 +141,8 @@ def test_spam_and_formatting_checks() -> None:
     assert tiers.author_reason("JIGSAW PUZZLE") == "author is not a name"
     assert tiers.author_reason("Shannon L.") == "truncated author name"
     assert tiers.author_reason("Maya Angelou") == ""
+
+
+def test_tiers_registry() -> None:
+    assert list(tiers.TIERS) == ["starter", "large"]
+    assert all(d and "\n" not in d for d in tiers.TIERS.values())

@@ -68,9 +68,9 @@ def test_script_classes_han_and_cjk():
 
 
 def test_sentence_end_is_the_gap_between_sentences():
-    from quill_core._text import SENTENCE_END
+    from quill_core._text import SENTENCE_BREAK
 
-    assert [m.group() for m in SENTENCE_END.finditer("He said “Go.” Then left.\n\n好。走吧")] == ["” ", "\n\n", ""]
+    assert [m.group() for m in SENTENCE_BREAK.finditer("He said “Go.” Then left.\n\n好。走吧")] == ["” ", "\n\n", ""]
 
 
 def test_one_normalization_table():
