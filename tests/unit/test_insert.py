@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quill_core._errors import GenerationError, InputError
-from quill_core._insert import FLUENCY_GATE, compose, insert, template_sentence
+from quill_core._drafts import compose, template_sentence
+from quill_core._insert import FLUENCY_GATE, insert
 from quill_core._lm import NLL, PassageNLL
 from quill_core._types import Quote
 
@@ -94,6 +95,18 @@ def test_fluency_gate_comes_before_attribution():
     assert result.sentence == fluent  # ... but never passes the gate
     loser = result.drafts[-1]
     assert loser.rejected_reason.startswith("disfluent") and loser.fluency < FLUENCY_GATE
+
+
+def test_the_fluency_gate_is_read_when_insert_runs(monkeypatch):
+    fluent = "As Albert Einstein put it, “Imagination is more important than knowledge.”"
+    garbled = "Albert Einstein said said said, “Imagination is more important than knowledge.” the the"
+    scorer = FakeScorer(bad={garbled + "."})
+    monkeypatch.setattr("quill_core._insert.FLUENCY_GATE", 0.0)  # nothing is disfluent any more
+    result = insert(PARA, EINSTEIN, generator=FakeGenerator(garbled, fluent), scorer=scorer, drafts=2)
+    assert not any(d.rejected for d in result.drafts)
+    result = insert(PARA, EINSTEIN, generator=FakeGenerator(garbled, fluent), scorer=scorer, drafts=2,
+                    fluency_gate=0.5)  # an explicit gate wins
+    assert result.drafts[-1].rejected_reason.startswith("disfluent")
 
 
 def test_altered_quote_is_repaired_to_the_canonical_text():
