@@ -19,10 +19,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ._config import Settings
 from ._errors import ConfigError, GenerationError
+
+if TYPE_CHECKING:
+    import httpx
 
 
 Message = tuple[str, str]
@@ -58,15 +61,17 @@ class OpenAIChatGenerator:
     """A client of an OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint.
 
     Connection failures, timeouts, HTTP 408/409/429 and 5xx are retried ``retries`` times with exponential backoff
-    (``backoff`` seconds, doubled each time, honouring a numeric ``Retry-After``); anything else, or the last
-    failure, raises :class:`GenerationError` with one readable line. The API key is sent as a bearer token only.
+    (``backoff`` seconds, doubled each time, honouring a numeric ``Retry-After``; ``sleep`` waits); anything else,
+    or the last failure, raises :class:`GenerationError` with one readable line. The API key is sent as a bearer
+    token only. ``transport`` replaces httpx's network transport (tests pass an ``httpx.MockTransport``).
     """
 
     RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
     prefill = False  # a trailing assistant message becomes an instruction, not a true prefill
 
     def __init__(self, base_url: str, model: str = "", *, api_key: str = "", timeout: float = 60.0,
-                 retries: int = 2, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> None:
+                 retries: int = 2, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+                 transport: httpx.BaseTransport | None = None) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"the LLM base URL must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
@@ -77,14 +82,15 @@ class OpenAIChatGenerator:
         self.retries = max(0, retries)
         self.backoff = backoff
         self._sleep = sleep
-        self._client: Any = None
+        self._transport = transport
+        self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
-    def _http(self) -> Any:
+    def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
                 import httpx
@@ -92,7 +98,7 @@ class OpenAIChatGenerator:
                 headers = {"Content-Type": "application/json"}
                 if self._api_key:
                     headers["Authorization"] = f"Bearer {self._api_key}"
-                self._client = httpx.Client(timeout=self.timeout, headers=headers)
+                self._client = httpx.Client(timeout=self.timeout, headers=headers, transport=self._transport)
             return self._client
 
     def generate(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 96,
@@ -142,7 +148,7 @@ class OpenAIChatGenerator:
                 self._client = None
 
 
-def _retry_after(response: Any) -> float | None:
+def _retry_after(response: httpx.Response) -> float | None:
     """A numeric ``Retry-After`` header in seconds (capped at 30), else None."""
     try:
         return min(30.0, max(0.0, float(response.headers.get("retry-after", ""))))
@@ -150,7 +156,7 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
-def _error_text(response: Any) -> str:
+def _error_text(response: httpx.Response) -> str:
     try:
         data = response.json()
         err = data.get("error", data) if isinstance(data, dict) else data
@@ -162,7 +168,7 @@ def _error_text(response: Any) -> str:
     return text[:200] or "(empty body)"
 
 
-def _content(response: Any, url: str) -> str:
+def _content(response: httpx.Response, url: str) -> str:
     try:
         data = response.json()
         content = data["choices"][0]["message"]["content"]
