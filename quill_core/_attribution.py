@@ -31,11 +31,13 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 from ._config import Settings
 from ._errors import ConfigError, ModelError
 from ._generate import Generator
-from ._text import split_sentences
+from ._text import CJK_RANGES, split_sentences
 from ._types import Quote
 
 
-_CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef“”]")
+# Characters of Chinese running text for joining evidence sentences without a space and for telling a Chinese quote:
+# CJK, every full-width form (letters and digits too) and the curly double quotes Chinese writes with.
+_CHINESE_TEXT = re.compile(f"[{CJK_RANGES}\uff00-\uffef“”]")
 
 
 @runtime_checkable
@@ -62,7 +64,7 @@ def _join(parts: Sequence[str]) -> str:
     """Sentences joined back into text: no space between Chinese sentences, one space otherwise."""
     out = ""
     for part in parts:
-        if out and not (_CJK_CHAR.match(out[-1]) and _CJK_CHAR.match(part[0])):
+        if out and not (_CHINESE_TEXT.match(out[-1]) and _CHINESE_TEXT.match(part[0])):
             out += " "
         out += part
     return out
@@ -109,7 +111,7 @@ def localized_many(entailer: Entailer, evidence: str | Sequence[str], claims: Se
 def quote_evidence(quote: Quote, passage: str = "") -> list[str]:
     """The evidence for a sentence that cites ``quote``: who said it (and where), then the source passage's
     sentences when one is known. The quotation stays one unit however many sentences it has."""
-    zh = quote.lang == "zh" or bool(_CJK_CHAR.search(quote.text[:20]))
+    zh = quote.lang == "zh" or bool(_CHINESE_TEXT.search(quote.text[:20]))
     author = quote.author.strip()
     if zh:
         who = author or "佚名"

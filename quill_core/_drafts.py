@@ -19,19 +19,24 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ._names import clean_author
+from ._names import NAME_SUFFIXES, clean_author, mentions_author
+from ._text import CJK_RANGES, HAN, SENTENCE_FINAL
 from ._types import Quote
 
 WritingLang = Literal["en", "zh"]
 """The languages the insert stage writes in: Chinese for a Chinese paragraph, English for any other."""
 
 _OPEN, _CLOSE = "“\"'‘「『", "”\"'’」』"
-_END = ".!?。！？…"
 _LABEL = re.compile(r"^\s*(?:(?:here(?:'s| is) (?:the|a|my|one) (?:\w+ )?sentence[^:：]*|sentence|answer|reply|"
                     r"output|句子|答案)\s*[:：]\s*)", re.I)
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
-_NAME_SUFFIX = {"jr", "sr", "ii", "iii", "iv"}
+# Chinese text and the text beside it meet without a space: East Asian characters (CJK: Chinese characters and
+# punctuation, kana, full-width punctuation) and the ellipsis; “ and ” are shared with English, so they do not count.
+_UNSPACED = re.compile(f"[{CJK_RANGES}…]")
+# Sentence boundaries for cutting out the sentence that holds the quote: like _text.SENTENCE_END, but a Chinese
+# semicolon does not end that sentence, and the closing marks that may follow an ender differ.
+_BOUNDARY_BEFORE = re.compile(r"[.!?。！？]+[\"'”’」』)]*\s+|[。！？]+[”」』）]*|\n+")
+_END_AFTER = re.compile(r"[.!?。！？]+[\"'”’」』)]*(?=\s|$)|[。！？]+[”」』）]*")
 _NOT_NAMES = {"as", "in", "the", "and", "but", "so", "then", "when", "while", "like", "said", "wrote", "once",
               "mr", "mrs", "ms", "dr", "professor", "sir", "lady", "lord", "saint", "st"}
 
@@ -49,14 +54,14 @@ def template_sentence(quote: Quote, lang: str) -> str:
     text = quote.text.strip()
     if writing_lang(lang) == "zh":
         lead = f"正如{author}所说：" if author else "俗话说："
-        return f"{lead}“{text}”" + ("" if text[-1:] in _END else "。")
+        return f"{lead}“{text}”" + ("" if text[-1:] in SENTENCE_FINAL else "。")
     lead = f"As {author} put it, " if author else "As the saying goes, "
-    return f"{lead}“{text}”" + ("" if text[-1:] in _END else ".")
+    return f"{lead}“{text}”" + ("" if text[-1:] in SENTENCE_FINAL else ".")
 
 
 def _cjkish(ch: str) -> bool:
-    """A Chinese character or Chinese punctuation (“ and ” are shared with English, so they do not count)."""
-    return bool(_CJK.match(ch)) or ch in "。，！？；：、「」『』（）《》…"
+    """Whether no space is wanted beside ``ch`` (see ``_UNSPACED``)."""
+    return _UNSPACED.match(ch) is not None
 
 
 def compose(before: str, sentence: str, after: str) -> tuple[str, int]:
@@ -87,15 +92,15 @@ def _one_sentence(text: str, span: tuple[int, int], lang: str) -> tuple[str, tup
     """The sentence of ``text`` that holds ``span`` (sentence ends inside the quote do not count)."""
     s, e = span
     start = 0
-    for m in re.finditer(r"[.!?。！？]+[\"'”’」』)]*\s+|[。！？]+[”」』）]*|\n+", text[:s]):
+    for m in _BOUNDARY_BEFORE.finditer(text[:s]):
         start = m.end()
     end = len(text)
     closing = re.match(r"[\"'”’」』]*", text[e:]).end()
     rest = text[e + closing:]
-    if text[e - 1 : e] in _END and closing and (lang == "zh" or re.match(r"\s+[A-Z]", rest) or not rest.strip()):
+    if text[e - 1 : e] in SENTENCE_FINAL and closing and (lang == "zh" or re.match(r"\s+[A-Z]", rest) or not rest.strip()):
         end = e + closing  # the quote's own full stop ends the sentence: “... knowledge.” The next one ...
     else:
-        m = re.search(r"[.!?。！？]+[\"'”’」』)]*(?=\s|$)|[。！？]+[”」』）]*", text[e:])
+        m = _END_AFTER.search(text[e:])
         if m:
             end = e + m.end()
     piece = text[start:end]
@@ -109,7 +114,7 @@ def _repair(text: str, quote: Quote, span: tuple[int, int], lang: str) -> tuple[
     s, e = span
     canonical = quote.text
     left, right = text[:s], text[e:]
-    if canonical[-1:] in _END:
+    if canonical[-1:] in SENTENCE_FINAL:
         right = re.sub(r"^[.,，。]+", "", right)                      # knowledge.,  -> knowledge.
         right = re.sub(r"^([" + re.escape(_CLOSE) + r"])[.。]", r"\1", right)  # knowledge.”. -> knowledge.”
     opened = bool(left.strip()) and left.rstrip()[-1] in _OPEN
@@ -133,7 +138,7 @@ def _finish(text: str, lang: str) -> str:
     """Terminal punctuation if the sentence has none."""
     text = text.rstrip()
     core = text.rstrip(_CLOSE + ")）")
-    if core[-1:] in _END:
+    if core[-1:] in SENTENCE_FINAL:
         return text
     return text + ("。" if lang == "zh" else ".")
 
@@ -145,11 +150,11 @@ def _author_problem(text: str, span: tuple[int, int], author: str) -> str:
     if not author:
         return ""
     outside = text[: span[0]] + " \x00 " + text[span[1]:]
-    if _CJK.search(author):
+    if HAN.search(author):
         return "" if author.replace("·", "") in outside.replace("·", "") else "author missing"
-    if _tokens_in_order(author, outside):
+    if mentions_author(outside, author):
         return ""
-    tokens = [t for t in re.findall(r"[^\W\d_][\w'’.-]*", author) if t.lower().strip(".") not in _NAME_SUFFIX]
+    tokens = [t for t in re.findall(r"[^\W\d_][\w'’.-]*", author) if t.lower().strip(".") not in NAME_SUFFIXES]
     surname = tokens[-1] if len(tokens) >= 2 and len(tokens[-1]) >= 3 else ""
     if surname:
         own = {t.lower() for t in tokens}
@@ -161,15 +166,9 @@ def _author_problem(text: str, span: tuple[int, int], author: str) -> str:
     return "author missing"
 
 
-def _tokens_in_order(author: str, text: str) -> bool:
-    words = [w for w in re.findall(r"\w+", author.lower())]
-    pattern = r"\W+".join(re.escape(w) for w in words)
-    return bool(words) and re.search(pattern, text.lower()) is not None
-
-
 def _language_problem(text: str, span: tuple[int, int], lang: str, author: str) -> str:
     outside = (text[: span[0]] + text[span[1]:]).replace(clean_author(author), "")
-    cjk, latin = len(_CJK.findall(outside)), len(_LATIN.findall(outside))
+    cjk, latin = len(HAN.findall(outside)), len(_LATIN.findall(outside))
     if lang == "zh" and latin > max(3, cjk):
         return "wrong language"
     if lang == "en" and cjk > latin:
@@ -180,11 +179,11 @@ def _language_problem(text: str, span: tuple[int, int], lang: str, author: str) 
 def _shape_problem(text: str, span: tuple[int, int], lang: str) -> str:
     outside = text[: span[0]] + " " + text[span[1]:]
     if lang == "zh":
-        if len(_CJK.findall(outside)) > 80:
+        if len(HAN.findall(outside)) > 80:
             return "too long"
     elif len(outside.split()) > 45:
         return "too long"
-    words = re.findall(r"\w+", outside.lower()) if lang != "zh" else _CJK.findall(outside)
+    words = re.findall(r"\w+", outside.lower()) if lang != "zh" else HAN.findall(outside)
     grams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     if grams and max(grams.count(g) for g in set(grams)) >= 3:
         return "repetitive"

@@ -134,3 +134,9 @@ def slug(name: str) -> str:
     """A file-name-safe id for a name: case-folded, runs of other characters made '-', at most 80 characters."""
     out = re.sub(r"[^\w.-]+", "-", name.strip().casefold(), flags=re.UNICODE).strip("-.")
     return out[:80] or "source"
+
+
+SENTENCE_FINAL = ".!?。！？…"
+"""Punctuation that closes a sentence, so no full stop is added after it (an insertion sentence, a quote ending a
+sentence). Unlike :data:`SENTENCE_END` (where :func:`split_sentences` splits), the Chinese semicolon does not count
+and the ellipsis does."""

@@ -157,6 +157,16 @@ def test_surname_alone_names_the_author():
     assert result.sentence == reply
 
 
+@pytest.mark.parametrize("author", ["Albert Einstein Jr.", "Albert Einstein, PhD", "Albert Einstein MD"])
+def test_name_suffixes_are_not_surnames(author):
+    quote = Quote(EINSTEIN.text, author)
+    reply = "As Einstein told his students, “Imagination is more important than knowledge.”"
+    assert insert(PARA, quote, generator=FakeGenerator(reply), drafts=1).sentence == reply
+    reply = "As Hans Einstein put it, “Imagination is more important than knowledge.”"
+    assert insert(PARA, quote, generator=FakeGenerator(reply), drafts=1).drafts[-1].rejected_reason.startswith(
+        "wrong author")
+
+
 def test_the_author_inside_the_quote_does_not_count():
     quote = Quote("Be yourself; everyone else is already taken, said Oscar Wilde.", "Oscar Wilde")
     reply = "Someone once wrote, “Be yourself; everyone else is already taken, said Oscar Wilde.”"
@@ -244,6 +254,10 @@ def test_compose_spacing():
     assert compose("一。", "二。", "三。") == ("一。二。三。", 2)
     assert compose("", "Two.", "") == ("Two.", 0)
     assert compose("Line one.\n", "Two.", "\nLine three.") == ("Line one.\nTwo.\nLine three.", 10)
+    # East Asian punctuation (CJK) and the ellipsis take no space; curly quotes are shared with English
+    assert compose("【注】", "Two.", "【完】") == ("【注】Two.【完】", 3)
+    assert compose("他说…", "Two.", "") == ("他说…Two.", 3)
+    assert compose("“One.”", "Two.", "“Three.”") == ("“One.” Two. “Three.”", 7)
 
 
 _text = st.text(alphabet=st.sampled_from(list("ab cd,.!?\n“”\"'。，学思") + ["Q"]), max_size=40)
