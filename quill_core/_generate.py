@@ -19,17 +19,20 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, Sequence, get_args, runtime_checkable
 
 from ._config import Settings
 from ._errors import ConfigError, GenerationError
 
 if TYPE_CHECKING:
     import httpx
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, StoppingCriteriaList
 
-
-Message = tuple[str, str]
-_ROLES = {"system", "user", "assistant"}
+Role = Literal["system", "user", "assistant"]
+Message = tuple[Role, str]
+"""One chat turn: ``(role, content)``."""
+_ROLES = frozenset(get_args(Role))
 
 
 @runtime_checkable
@@ -188,21 +191,25 @@ class TransformersGenerator:
 
     prefill = True  # continues a trailing assistant message exactly
 
-    def __init__(self, loader: Callable[[], tuple[Any, Any]], *, name: str = "local",
+    def __init__(self, loader: Callable[[], tuple[PreTrainedModel, PreTrainedTokenizerBase]], *, name: str = "local",
                  repetition_penalty: float = 1.1, top_p: float = 0.95) -> None:
         self._loader = loader
         self.name = name
         self.repetition_penalty = repetition_penalty
         self.top_p = top_p
-        self._model: Any = None
-        self._tokenizer: Any = None
+        self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None
         self._lock = threading.RLock()
 
-    def _load(self) -> tuple[Any, Any]:
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (it loads on first use)."""
+        return self._loaded is not None
+
+    def _load(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         with self._lock:
-            if self._model is None:
-                self._model, self._tokenizer = self._loader()
-            return self._model, self._tokenizer
+            if self._loaded is None:
+                self._loaded = self._loader()
+            return self._loaded
 
     def prompt(self, messages: Sequence[Message]) -> str:
         """The chat rendered by the tokenizer's template, ending where the assistant's reply starts (a trailing
@@ -245,13 +252,13 @@ class TransformersGenerator:
         return prefill + _cut(text, stop)
 
 
-def _stopper(tokenizer: Any, prompt_len: int, stop: Sequence[str]) -> Any:
+def _stopper(tokenizer: PreTrainedTokenizerBase, prompt_len: int, stop: Sequence[str]) -> StoppingCriteriaList:
     """Stop once the generated text holds a stop string (decoding only the new tokens: cheaper than
     transformers' ``stop_strings``, which indexes the whole vocabulary on every call)."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class _Stop(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor | None, **kwargs: Any) -> torch.Tensor:
             import torch
 
             done = [any(s in tokenizer.decode(row[prompt_len:], skip_special_tokens=True) for s in stop)
@@ -275,7 +282,7 @@ def load_generator(settings: Settings | None = None) -> Generator:
     # A named Hugging Face model goes through the same loader (and process cache) as the scorer's LM.
     lm_settings = dataclasses.replace(settings, lm_model=settings.llm_model) if settings.llm_model else settings
 
-    def load() -> tuple[Any, Any]:
+    def load() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         from ._lm import load_causal_lm
 
         return load_causal_lm(lm_settings)

@@ -148,7 +148,7 @@ def test_nli_cross_encoder_plumbing(tmp_path):
     batch = nli.entailment_many(pairs)
     assert all(0.0 <= s <= 1.0 for s in batch)
     assert [nli.entailment(p, h) for p, h in pairs] == pytest.approx(batch, abs=1e-5)
-    assert nli._label == 2
+    assert nli.label == 2
     assert 0.0 <= localized_entailment(nli, "Bacon wrote. Knowledge is power. Newton said.", "Bacon wrote.") <= 1.0
     # longer than the model's 64 positions: truncated to fit, not a crash
     assert 0.0 <= NLIEntailer(str(path)).entailment("bacon wrote " * 80, "knowledge is power " * 10) <= 1.0
@@ -187,7 +187,7 @@ def test_load_entailer_follows_the_settings(tmp_path):
     scorer = FakeScorer()
     assert isinstance(load_entailer(Settings.load(home=tmp_path), scorer=scorer), LMEntailer)
     nli = load_entailer(Settings.load(home=tmp_path, nli_model="some/xnli-model"))
-    assert isinstance(nli, NLIEntailer) and nli._model is None
+    assert isinstance(nli, NLIEntailer) and not nli.loaded
     with pytest.raises(ConfigError, match="QUILL_LLM_BASE_URL"):
         load_entailer(Settings.load(home=tmp_path, nli_model="judge"))
     judge = load_entailer(Settings.load(home=tmp_path, nli_model="judge", llm_base_url="http://127.0.0.1:9/v1"))

@@ -182,7 +182,7 @@ def test_load_generator_follows_the_settings(tmp_path):
     assert isinstance(gen, TransformersGenerator) and gen.name == "hf:some/causal-lm"
     gen = load_generator(Settings.load(home=tmp_path))
     assert isinstance(gen, TransformersGenerator) and gen.name == "smollm2"
-    assert gen._model is None  # nothing loaded yet
+    assert not gen.loaded  # nothing loaded yet
 
 
 # -- the local generator, with a character-level fake model ----------------------------------------------------
