@@ -36,6 +36,7 @@ from quill_core._attribution import (  # noqa: E402
     localized_entailment,
 )
 from quill_core._config import Settings  # noqa: E402
+from quill_core._text import HAN_RANGES  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "nli_pairs.jsonl"
 
@@ -64,7 +65,7 @@ class Lexical:
 
     def entailment(self, premise: str, hypothesis: str) -> float:
         def units(t: str) -> set[str]:
-            return set(re.findall(r"[\u4e00-\u9fff]|[a-z0-9]+", t.lower()))
+            return set(re.findall(f"[{HAN_RANGES}]|[a-z0-9]+", t.lower()))
 
         h = units(hypothesis)
         return len(h & units(premise)) / len(h) if h else 0.0

@@ -31,6 +31,7 @@ from quill_core._config import Settings  # noqa: E402
 from quill_core._generate import load_generator  # noqa: E402
 from quill_core._insert import insert  # noqa: E402
 from quill_core._scorer import PerplexityScorer  # noqa: E402
+from quill_core._text import has_cjk  # noqa: E402
 from quill_core._types import Quote  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "insert_paragraphs.jsonl"
@@ -43,7 +44,7 @@ def reason_kind(reason: str) -> str:
 
 
 def names_author(sentence: str, author: str) -> bool:
-    if re.search(r"[\u4e00-\u9fff]", author):
+    if has_cjk(author):
         return author in sentence
     return author.lower() in sentence.lower() or author.split()[-1].lower() in sentence.lower()
 

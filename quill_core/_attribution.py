@@ -26,16 +26,22 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
 
 from ._config import Settings
 from ._errors import ConfigError, ModelError
 from ._generate import Generator
-from ._text import split_sentences
+from ._scorer import Scorer
+from ._text import CJK_RANGES, split_sentences
 from ._types import Quote
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-_CJK_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef“”]")
+
+# Characters of Chinese running text for joining evidence sentences without a space and for telling a Chinese quote:
+# CJK, every full-width form (letters and digits too) and the curly double quotes Chinese writes with.
+_CHINESE_TEXT = re.compile(f"[{CJK_RANGES}\uff00-\uffef“”]")
 
 
 @runtime_checkable
@@ -62,7 +68,7 @@ def _join(parts: Sequence[str]) -> str:
     """Sentences joined back into text: no space between Chinese sentences, one space otherwise."""
     out = ""
     for part in parts:
-        if out and not (_CJK_CHAR.match(out[-1]) and _CJK_CHAR.match(part[0])):
+        if out and not (_CHINESE_TEXT.match(out[-1]) and _CHINESE_TEXT.match(part[0])):
             out += " "
         out += part
     return out
@@ -109,7 +115,8 @@ def localized_many(entailer: Entailer, evidence: str | Sequence[str], claims: Se
 def quote_evidence(quote: Quote, passage: str = "") -> list[str]:
     """The evidence for a sentence that cites ``quote``: who said it (and where), then the source passage's
     sentences when one is known. The quotation stays one unit however many sentences it has."""
-    zh = quote.lang == "zh" or bool(_CJK_CHAR.search(quote.text[:20]))
+    # NB: curly quotes count, so an English quote with “ or ” in its first 20 characters gets the Chinese sentence
+    zh = quote.lang == "zh" or bool(_CHINESE_TEXT.search(quote.text[:20]))
     author = quote.author.strip()
     if zh:
         who = author or "佚名"
@@ -125,11 +132,11 @@ def quote_evidence(quote: Quote, passage: str = "") -> list[str]:
 class LMEntailer:
     """Support as normalized conditional PMI under a causal LM (see the module docstring).
 
-    ``scorer`` is a :class:`quill_core._scorer.PerplexityScorer` (or anything with its ``score`` and ``quote_alone``);
+    ``scorer`` is the LM's passage scorer (a :class:`~quill_core._scorer.Scorer`: ``score`` and ``quote_alone``);
     the premise is the shared prefix, so all claims against one window run in one cached, batched pass.
     """
 
-    def __init__(self, scorer: Any) -> None:
+    def __init__(self, scorer: Scorer) -> None:
         self.scorer = scorer
         self.name = f"lm-pmi:{getattr(scorer, 'name', 'lm')}"
 
@@ -163,14 +170,22 @@ class NLIEntailer:
         self.name = f"nli:{model}"
         self.batch_size = batch_size
         self.max_length = max_length
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._label = -1
+        self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase, int] | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> tuple[Any, Any, int]:
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (it loads on first use)."""
+        return self._loaded is not None
+
+    @property
+    def label(self) -> int:
+        """The index of the model's entailment label (loads the model)."""
+        return self._load()[2]
+
+    def _load(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase, int]:
         with self._lock:
-            if self._model is None:
+            if self._loaded is None:
                 try:
                     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -185,8 +200,8 @@ class NLIEntailer:
                     raise ModelError(f"NLI model {self.model_name!r} has no single entailment label "
                                      f"(labels: {sorted(labels.values())})")
                 model.eval()
-                self._model, self._tokenizer, self._label = model, tokenizer, found[0]
-            return self._model, self._tokenizer, self._label
+                self._loaded = (model, tokenizer, found[0])
+            return self._loaded
 
     def entailment(self, premise: str, hypothesis: str) -> float:
         return self.entailment_many([(premise, hypothesis)])[0]
@@ -242,10 +257,10 @@ def parse_judgement(answer: str) -> float:
     return 0.5
 
 
-def load_entailer(settings: Settings | None = None, *, scorer: Any = None,
+def load_entailer(settings: Settings | None = None, *, scorer: Scorer | None = None,
                   generator: Generator | None = None) -> Entailer:
     """The attribution backend the settings ask for: ``nli_model`` empty -> :class:`LMEntailer` over ``scorer``
-    (a :class:`~quill_core._scorer.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
+    (the LM's :class:`~quill_core._scorer.PerplexityScorer` is made when none is given); ``"judge"`` -> :class:`JudgeEntailer`
     over ``generator`` (default: the OpenAI-compatible endpoint, which must be configured); anything else -> an
     :class:`NLIEntailer` of that name or path."""
     settings = settings or Settings.load()

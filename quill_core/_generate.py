@@ -19,14 +19,20 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, Sequence, get_args, runtime_checkable
 
 from ._config import Settings
 from ._errors import ConfigError, GenerationError
 
+if TYPE_CHECKING:
+    import httpx
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, StoppingCriteriaList
 
-Message = tuple[str, str]
-_ROLES = {"system", "user", "assistant"}
+Role = Literal["system", "user", "assistant"]
+Message = tuple[Role, str]
+"""One chat turn: ``(role, content)``."""
+_ROLES = frozenset(get_args(Role))
 
 
 @runtime_checkable
@@ -58,15 +64,17 @@ class OpenAIChatGenerator:
     """A client of an OpenAI-compatible ``POST {base_url}/chat/completions`` endpoint.
 
     Connection failures, timeouts, HTTP 408/409/429 and 5xx are retried ``retries`` times with exponential backoff
-    (``backoff`` seconds, doubled each time, honouring a numeric ``Retry-After``); anything else, or the last
-    failure, raises :class:`GenerationError` with one readable line. The API key is sent as a bearer token only.
+    (``backoff`` seconds, doubled each time, honouring a numeric ``Retry-After``; ``sleep`` waits); anything else,
+    or the last failure, raises :class:`GenerationError` with one readable line. The API key is sent as a bearer
+    token only. ``transport`` replaces httpx's network transport (tests pass an ``httpx.MockTransport``).
     """
 
     RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
     prefill = False  # a trailing assistant message becomes an instruction, not a true prefill
 
     def __init__(self, base_url: str, model: str = "", *, api_key: str = "", timeout: float = 60.0,
-                 retries: int = 2, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> None:
+                 retries: int = 2, backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+                 transport: httpx.BaseTransport | None = None) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"the LLM base URL must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
@@ -77,14 +85,15 @@ class OpenAIChatGenerator:
         self.retries = max(0, retries)
         self.backoff = backoff
         self._sleep = sleep
-        self._client: Any = None
+        self._transport = transport
+        self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"
 
-    def _http(self) -> Any:
+    def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
                 import httpx
@@ -92,7 +101,7 @@ class OpenAIChatGenerator:
                 headers = {"Content-Type": "application/json"}
                 if self._api_key:
                     headers["Authorization"] = f"Bearer {self._api_key}"
-                self._client = httpx.Client(timeout=self.timeout, headers=headers)
+                self._client = httpx.Client(timeout=self.timeout, headers=headers, transport=self._transport)
             return self._client
 
     def generate(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 96,
@@ -142,7 +151,7 @@ class OpenAIChatGenerator:
                 self._client = None
 
 
-def _retry_after(response: Any) -> float | None:
+def _retry_after(response: httpx.Response) -> float | None:
     """A numeric ``Retry-After`` header in seconds (capped at 30), else None."""
     try:
         return min(30.0, max(0.0, float(response.headers.get("retry-after", ""))))
@@ -150,7 +159,7 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
-def _error_text(response: Any) -> str:
+def _error_text(response: httpx.Response) -> str:
     try:
         data = response.json()
         err = data.get("error", data) if isinstance(data, dict) else data
@@ -162,7 +171,7 @@ def _error_text(response: Any) -> str:
     return text[:200] or "(empty body)"
 
 
-def _content(response: Any, url: str) -> str:
+def _content(response: httpx.Response, url: str) -> str:
     try:
         data = response.json()
         content = data["choices"][0]["message"]["content"]
@@ -182,21 +191,25 @@ class TransformersGenerator:
 
     prefill = True  # continues a trailing assistant message exactly
 
-    def __init__(self, loader: Callable[[], tuple[Any, Any]], *, name: str = "local",
+    def __init__(self, loader: Callable[[], tuple[PreTrainedModel, PreTrainedTokenizerBase]], *, name: str = "local",
                  repetition_penalty: float = 1.1, top_p: float = 0.95) -> None:
         self._loader = loader
         self.name = name
         self.repetition_penalty = repetition_penalty
         self.top_p = top_p
-        self._model: Any = None
-        self._tokenizer: Any = None
+        self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None
         self._lock = threading.RLock()
 
-    def _load(self) -> tuple[Any, Any]:
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded (it loads on first use)."""
+        return self._loaded is not None
+
+    def _load(self) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         with self._lock:
-            if self._model is None:
-                self._model, self._tokenizer = self._loader()
-            return self._model, self._tokenizer
+            if self._loaded is None:
+                self._loaded = self._loader()
+            return self._loaded
 
     def prompt(self, messages: Sequence[Message]) -> str:
         """The chat rendered by the tokenizer's template, ending where the assistant's reply starts (a trailing
@@ -239,13 +252,13 @@ class TransformersGenerator:
         return prefill + _cut(text, stop)
 
 
-def _stopper(tokenizer: Any, prompt_len: int, stop: Sequence[str]) -> Any:
+def _stopper(tokenizer: PreTrainedTokenizerBase, prompt_len: int, stop: Sequence[str]) -> StoppingCriteriaList:
     """Stop once the generated text holds a stop string (decoding only the new tokens: cheaper than
     transformers' ``stop_strings``, which indexes the whole vocabulary on every call)."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class _Stop(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor | None, **kwargs: Any) -> torch.Tensor:
             import torch
 
             done = [any(s in tokenizer.decode(row[prompt_len:], skip_special_tokens=True) for s in stop)
@@ -269,7 +282,7 @@ def load_generator(settings: Settings | None = None) -> Generator:
     # A named Hugging Face model goes through the same loader (and process cache) as the scorer's LM.
     lm_settings = dataclasses.replace(settings, lm_model=settings.llm_model) if settings.llm_model else settings
 
-    def load() -> tuple[Any, Any]:
+    def load() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         from ._lm import load_causal_lm
 
         return load_causal_lm(lm_settings)

@@ -35,8 +35,7 @@ def _suggestion(s: Suggestion) -> dict[str, Any]:
     q = s.quote
     return {"id": q.id, "text": q.text, "author": q.author, "work": q.work, "lang": q.lang,
             "score": round(s.score, 6),
-            "breakdown": {c.name: {"value": c.value, "raw": c.raw, "weight": c.weight} for c in s.breakdown},
-            "why": s.why, "badge": s.badge.label}
+            "breakdown": {c.name: {"value": c.value, "raw": c.raw, "weight": c.weight} for c in s.breakdown}}
 
 
 @to_json.register

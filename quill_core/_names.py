@@ -78,3 +78,11 @@ def same_author(claimed: str, actual: str) -> bool:
     if has_cjk(ka + kb):
         return bool(ka and kb) and (ka in kb or kb in ka)
     return compatible_authors(claimed, actual)
+
+
+def mentions_author(text: str, author: str) -> bool:
+    """Whether ``text`` names ``author`` in full: every word of the name, in order, with only non-word characters
+    between them ('Albert Einstein' in 'as albert  einstein said'; case-insensitive). The name is used as given."""
+    words = re.findall(r"\w+", author.lower())
+    pattern = r"\W+".join(re.escape(w) for w in words)
+    return bool(words) and re.search(pattern, text.lower()) is not None

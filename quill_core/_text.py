@@ -141,3 +141,9 @@ SENTENCE_END = re.compile(r"[.!?。！？；;]+[\"'”’」』)\]]*(?=\s|$)|[�
 included: Latin ``. ! ? ;`` when whitespace or the end follows, Chinese ``。！？；`` anywhere. Unlike the gap that
 :func:`split_sentences` splits at, a match is the marks themselves and a line break is not one: the scorer's
 :func:`quill_core._scorer.right_window` ends its window after the first match."""
+
+
+SENTENCE_FINAL = ".!?。！？…"
+"""Punctuation that closes a sentence, so no full stop is added after it (an insertion sentence, a quote ending a
+sentence). Unlike :data:`SENTENCE_END` and :data:`SENTENCE_BREAK`, the Chinese semicolon does not count
+and the ellipsis does."""

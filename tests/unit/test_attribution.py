@@ -1,12 +1,13 @@
 """Localized attribution: windows over the evidence, the max over windows, aggregation over claim sentences,
 the three backends' plumbing (LM PMI with a fake scorer, an NLI cross-encoder built locally, an LLM judge over a
-loopback endpoint) and the labelled set's shape."""
+mock HTTP transport) and the labelled set's shape."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from quill_core._attribution import (
@@ -147,7 +148,7 @@ def test_nli_cross_encoder_plumbing(tmp_path):
     batch = nli.entailment_many(pairs)
     assert all(0.0 <= s <= 1.0 for s in batch)
     assert [nli.entailment(p, h) for p, h in pairs] == pytest.approx(batch, abs=1e-5)
-    assert nli._label == 2
+    assert nli.label == 2
     assert 0.0 <= localized_entailment(nli, "Bacon wrote. Knowledge is power. Newton said.", "Bacon wrote.") <= 1.0
     # longer than the model's 64 positions: truncated to fit, not a crash
     assert 0.0 <= NLIEntailer(str(path)).entailment("bacon wrote " * 80, "knowledge is power " * 10) <= 1.0
@@ -168,21 +169,25 @@ def test_parse_judgement(answer, score):
 
 
 def test_llm_judge_through_an_openai_compatible_endpoint():
-    from tests.unit.test_generate import ChatServer, reply
+    seen = []
 
-    with ChatServer([reply("9")]) as srv:
-        judge = JudgeEntailer(OpenAIChatGenerator(srv.url, "judge-model"))
-        assert judge.entailment("Bacon wrote: knowledge is power.", "Bacon said knowledge is power.") == 0.9
-    prompt = srv.requests[0]["body"]["messages"][-1]["content"]
+    def endpoint(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "9"}}]})
+
+    generator = OpenAIChatGenerator("http://llm.test/v1", "judge-model", transport=httpx.MockTransport(endpoint))
+    judge = JudgeEntailer(generator)
+    assert judge.entailment("Bacon wrote: knowledge is power.", "Bacon said knowledge is power.") == 0.9
+    prompt = seen[0]["messages"][-1]["content"]
     assert "Evidence: Bacon wrote: knowledge is power." in prompt and "Claim: Bacon said" in prompt
-    assert srv.requests[0]["body"]["temperature"] == 0.0
+    assert seen[0]["temperature"] == 0.0 and seen[0]["model"] == "judge-model"
 
 
 def test_load_entailer_follows_the_settings(tmp_path):
     scorer = FakeScorer()
     assert isinstance(load_entailer(Settings.load(home=tmp_path), scorer=scorer), LMEntailer)
     nli = load_entailer(Settings.load(home=tmp_path, nli_model="some/xnli-model"))
-    assert isinstance(nli, NLIEntailer) and nli._model is None
+    assert isinstance(nli, NLIEntailer) and not nli.loaded
     with pytest.raises(ConfigError, match="QUILL_LLM_BASE_URL"):
         load_entailer(Settings.load(home=tmp_path, nli_model="judge"))
     judge = load_entailer(Settings.load(home=tmp_path, nli_model="judge", llm_base_url="http://127.0.0.1:9/v1"))

@@ -1,63 +1,46 @@
-"""Generators: the OpenAI-compatible client against a real chat-completions server on loopback (retries,
-timeouts, errors), the local chat-template generator with a fake model, and the settings-driven choice."""
+"""Generators: the OpenAI-compatible client against a scripted chat-completions endpoint (``httpx.MockTransport``:
+retries, timeouts, errors, no network and no real waiting), the local chat-template generator with a fake model,
+and the settings-driven choice."""
 
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, GenerationError
 from quill_core._generate import OpenAIChatGenerator, TransformersGenerator, load_generator
 
+URL = "http://llm.test/v1"
 
-class ChatServer:
-    """A chat-completions endpoint on 127.0.0.1 (free port). ``script`` is a list of responses, one per request
-    (the last repeats): ``(status, body_dict_or_text)`` or ``("sleep", seconds)``. Requests are recorded."""
 
-    def __init__(self, script):
+class ChatEndpoint:
+    """A chat-completions endpoint behind ``httpx.MockTransport``. ``script`` holds one step per request (the last
+    repeats): ``(status, body_dict_or_text)``, ``(status, body, headers)``, or an ``httpx`` transport exception
+    class to raise (a timeout, a refused connection). Requests are recorded with their path, JSON body, headers
+    and the timeout the client asked for."""
+
+    def __init__(self, *script):
         self.script = list(script)
         self.requests = []
-        server = self
+        self.transport = httpx.MockTransport(self.handle)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep pytest output clean
-                pass
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append({"path": request.url.path, "body": json.loads(request.content or b"{}"),
+                              "headers": request.headers, "timeout": request.extensions.get("timeout", {})})
+        step = self.script[min(len(self.requests), len(self.script)) - 1]
+        if isinstance(step, type) and issubclass(step, httpx.TransportError):
+            raise step("scripted failure", request=request)
+        status, payload, headers = step if len(step) == 3 else (*step, {})
+        if isinstance(payload, str):
+            return httpx.Response(status, text=payload, headers=headers)
+        return httpx.Response(status, json=payload, headers=headers)
 
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
-                step = server.script[min(len(server.requests), len(server.script)) - 1]
-                if step[0] == "sleep":
-                    time.sleep(step[1])
-                    step = (200, {"choices": [{"message": {"role": "assistant", "content": "late"}}]})
-                status, payload = step
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("Retry-After", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def generator(self, model="", **options):
+        options.setdefault("sleep", no_sleep)
+        return OpenAIChatGenerator(URL, model, transport=self.transport, **options)
 
 
 def reply(text):
@@ -66,27 +49,33 @@ def reply(text):
 
 
 def no_sleep(_seconds):
-    pass
+    raise AssertionError("no retry was expected")
 
 
 def test_chat_completion_round_trip():
-    with ChatServer([reply("As Bacon said, “Knowledge is power.”")]) as srv:
-        gen = OpenAIChatGenerator(srv.url, "tiny-model", api_key="k-123", sleep=no_sleep)
-        out = gen.generate([("system", "be brief"), ("user", "write")], temperature=0.5, max_tokens=30, seed=7)
+    srv = ChatEndpoint(reply("As Bacon said, “Knowledge is power.”"))
+    gen = srv.generator("tiny-model", api_key="k-123")
+    out = gen.generate([("system", "be brief"), ("user", "write")], temperature=0.5, max_tokens=30, seed=7)
     assert out == "As Bacon said, “Knowledge is power.”"
     req = srv.requests[0]
     assert req["path"] == "/v1/chat/completions"
     assert req["headers"]["Authorization"] == "Bearer k-123"
+    assert req["headers"]["Content-Type"] == "application/json"
     body = req["body"]
     assert body["model"] == "tiny-model" and body["temperature"] == 0.5 and body["max_tokens"] == 30
-    assert body["seed"] == 7
+    assert body["seed"] == 7 and body["stream"] is False
     assert body["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "write"}]
 
 
+def test_no_api_key_no_authorization_header():
+    srv = ChatEndpoint(reply("ok"))
+    assert srv.generator().generate([("user", "hi")]) == "ok"
+    assert "Authorization" not in srv.requests[0]["headers"]
+
+
 def test_prefill_becomes_an_instruction_and_stop_strings_are_sent_and_applied():
-    with ChatServer([reply("In the words of Bacon, “Knowledge is power.”\nExtra line")]) as srv:
-        gen = OpenAIChatGenerator(srv.url, sleep=no_sleep)
-        out = gen.generate([("user", "write"), ("assistant", "In the words of")], stop=("\n",))
+    srv = ChatEndpoint(reply("In the words of Bacon, “Knowledge is power.”\nExtra line"))
+    out = srv.generator().generate([("user", "write"), ("assistant", "In the words of")], stop=("\n",))
     assert out == "In the words of Bacon, “Knowledge is power.”"
     body = srv.requests[0]["body"]
     assert "model" not in body and body["stop"] == ["\n"]
@@ -95,54 +84,88 @@ def test_prefill_becomes_an_instruction_and_stop_strings_are_sent_and_applied():
 
 def test_transient_failures_are_retried_with_backoff():
     waits = []
-    with ChatServer([(503, {"error": {"message": "busy"}}), (429, "slow down"), reply("ok")]) as srv:
-        gen = OpenAIChatGenerator(srv.url, retries=2, backoff=0.25, sleep=waits.append)
-        assert gen.generate([("user", "hi")]) == "ok"
+    srv = ChatEndpoint((503, {"error": {"message": "busy"}}), (429, "slow down", {"Retry-After": "0"}), reply("ok"))
+    gen = srv.generator(retries=2, backoff=0.25, sleep=waits.append)
+    assert gen.generate([("user", "hi")]) == "ok"
     assert len(srv.requests) == 3
     assert waits == [0.25, 0.0]  # exponential backoff, then the server's Retry-After
 
 
+@pytest.mark.parametrize("retry_after, wait", [("7", 7.0), ("3600", 30.0), ("soon", 0.5), (None, 0.5)])
+def test_retry_after_is_honoured_capped_or_ignored(retry_after, wait):
+    waits = []
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    srv = ChatEndpoint((429, "slow down", headers), reply("ok"))
+    assert srv.generator(retries=1, backoff=0.5, sleep=waits.append).generate([("user", "hi")]) == "ok"
+    assert waits == [wait]
+
+
+def test_backoff_doubles():
+    waits = []
+    srv = ChatEndpoint((502, "bad gateway"))
+    with pytest.raises(GenerationError, match=r"failed after 4 attempt\(s\): HTTP 502"):
+        srv.generator(retries=3, backoff=0.5, sleep=waits.append).generate([("user", "hi")])
+    assert waits == [0.5, 1.0, 2.0]
+
+
 def test_persistent_server_errors_give_a_clear_generation_error():
-    with ChatServer([(500, {"error": {"message": "boom"}})]) as srv:
-        gen = OpenAIChatGenerator(srv.url, retries=2, sleep=no_sleep)
-        with pytest.raises(GenerationError, match=r"failed after 3 attempt\(s\): HTTP 500"):
-            gen.generate([("user", "hi")])
+    srv = ChatEndpoint((500, {"error": {"message": "boom"}}))
+    gen = srv.generator(retries=2, sleep=lambda s: None)
+    with pytest.raises(GenerationError, match=r"failed after 3 attempt\(s\): HTTP 500"):
+        gen.generate([("user", "hi")])
     assert len(srv.requests) == 3
 
 
-def test_client_errors_are_not_retried_and_carry_the_server_message():
-    with ChatServer([(401, {"error": {"message": "invalid api key"}})]) as srv:
-        gen = OpenAIChatGenerator(srv.url, retries=3, sleep=no_sleep)
-        with pytest.raises(GenerationError, match="HTTP 401: invalid api key"):
-            gen.generate([("user", "hi")])
+@pytest.mark.parametrize("status, body, message", [
+    (401, {"error": {"message": "invalid api key"}}, "HTTP 401: invalid api key"),
+    (400, {"message": "bad  request\n body"}, "HTTP 400: bad request body"),
+    (404, "no such model", "HTTP 404: no such model"),
+    (403, "", r"HTTP 403: \(empty body\)"),
+])
+def test_client_errors_are_not_retried_and_carry_the_server_message(status, body, message):
+    srv = ChatEndpoint((status, body))
+    gen = srv.generator(retries=3)
+    with pytest.raises(GenerationError, match=message):
+        gen.generate([("user", "hi")])
     assert len(srv.requests) == 1
 
 
 @pytest.mark.parametrize("payload", ["not json", {"choices": []}, {"choices": [{"message": {"content": None}}]}])
 def test_malformed_responses(payload):
-    with ChatServer([(200, payload)]) as srv:
-        gen = OpenAIChatGenerator(srv.url, retries=0, sleep=no_sleep)
-        with pytest.raises(GenerationError, match="sent"):
-            gen.generate([("user", "hi")])
-
-
-def test_unreachable_endpoint():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
-    gen = OpenAIChatGenerator(f"http://127.0.0.1:{port}/v1", retries=1, timeout=2, sleep=no_sleep)
-    with pytest.raises(GenerationError, match="unreachable"):
+    gen = ChatEndpoint((200, payload)).generator(retries=0)
+    with pytest.raises(GenerationError, match="sent"):
         gen.generate([("user", "hi")])
 
 
+def test_unreachable_endpoint():
+    waits = []
+    srv = ChatEndpoint(httpx.ConnectError)
+    gen = srv.generator(retries=1, timeout=2, sleep=waits.append)
+    with pytest.raises(GenerationError, match=r"failed after 2 attempt\(s\): unreachable \(ConnectError\)"):
+        gen.generate([("user", "hi")])
+    assert len(srv.requests) == 2 and waits == [0.5]
+
+
 def test_timeout():
-    with ChatServer([("sleep", 1.0)]) as srv:
-        gen = OpenAIChatGenerator(srv.url, retries=0, timeout=0.2, sleep=no_sleep)
-        started = time.monotonic()
-        with pytest.raises(GenerationError, match="timed out"):
-            gen.generate([("user", "hi")])
-        assert time.monotonic() - started < 1.0
+    srv = ChatEndpoint(httpx.ReadTimeout)
+    gen = srv.generator(retries=0, timeout=0.2)
+    with pytest.raises(GenerationError, match=r"timed out after 0.2s"):
+        gen.generate([("user", "hi")])
+    assert srv.requests[0]["timeout"]["read"] == 0.2  # the client's timeout reaches the transport
+
+
+def test_a_timeout_then_an_answer_is_retried():
+    srv = ChatEndpoint(httpx.ReadTimeout, reply("late"))
+    assert srv.generator(retries=1, sleep=lambda s: None).generate([("user", "hi")]) == "late"
+    assert len(srv.requests) == 2
+
+
+def test_close_drops_the_client():
+    srv = ChatEndpoint(reply("one"), reply("two"))
+    gen = srv.generator()
+    assert gen.generate([("user", "hi")]) == "one"
+    gen.close()
+    assert gen.generate([("user", "hi")]) == "two"  # a new client, same transport
 
 
 def test_bad_configuration():
@@ -159,7 +182,7 @@ def test_load_generator_follows_the_settings(tmp_path):
     assert isinstance(gen, TransformersGenerator) and gen.name == "hf:some/causal-lm"
     gen = load_generator(Settings.load(home=tmp_path))
     assert isinstance(gen, TransformersGenerator) and gen.name == "smollm2"
-    assert gen._model is None  # nothing loaded yet
+    assert not gen.loaded  # nothing loaded yet
 
 
 # -- the local generator, with a character-level fake model ----------------------------------------------------

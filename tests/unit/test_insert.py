@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quill_core._errors import GenerationError, InputError
-from quill_core._insert import FLUENCY_GATE, compose, insert, template_sentence
+from quill_core._drafts import compose, template_sentence
+from quill_core._insert import FLUENCY_GATE, insert
 from quill_core._scorer import NLL, PassageNLL
 from quill_core._types import Quote
 
@@ -96,6 +97,18 @@ def test_fluency_gate_comes_before_attribution():
     assert loser.rejected_reason.startswith("disfluent") and loser.fluency < FLUENCY_GATE
 
 
+def test_the_fluency_gate_is_read_when_insert_runs(monkeypatch):
+    fluent = "As Albert Einstein put it, “Imagination is more important than knowledge.”"
+    garbled = "Albert Einstein said said said, “Imagination is more important than knowledge.” the the"
+    scorer = FakeScorer(bad={garbled + "."})
+    monkeypatch.setattr("quill_core._insert.FLUENCY_GATE", 0.0)  # nothing is disfluent any more
+    result = insert(PARA, EINSTEIN, generator=FakeGenerator(garbled, fluent), scorer=scorer, drafts=2)
+    assert not any(d.rejected for d in result.drafts)
+    result = insert(PARA, EINSTEIN, generator=FakeGenerator(garbled, fluent), scorer=scorer, drafts=2,
+                    fluency_gate=0.5)  # an explicit gate wins
+    assert result.drafts[-1].rejected_reason.startswith("disfluent")
+
+
 def test_altered_quote_is_repaired_to_the_canonical_text():
     gen = FakeGenerator('As Albert Einstein put it, imagination is more important than knowledge')
     result = insert(PARA, EINSTEIN, generator=gen, drafts=1)
@@ -142,6 +155,16 @@ def test_surname_alone_names_the_author():
     reply = "As Einstein told his students, “Imagination is more important than knowledge.”"
     result = insert(PARA, EINSTEIN, generator=FakeGenerator(reply), drafts=1)
     assert result.sentence == reply
+
+
+@pytest.mark.parametrize("author", ["Albert Einstein Jr.", "Albert Einstein, PhD", "Albert Einstein MD"])
+def test_name_suffixes_are_not_surnames(author):
+    quote = Quote(EINSTEIN.text, author)
+    reply = "As Einstein told his students, “Imagination is more important than knowledge.”"
+    assert insert(PARA, quote, generator=FakeGenerator(reply), drafts=1).sentence == reply
+    reply = "As Hans Einstein put it, “Imagination is more important than knowledge.”"
+    assert insert(PARA, quote, generator=FakeGenerator(reply), drafts=1).drafts[-1].rejected_reason.startswith(
+        "wrong author")
 
 
 def test_the_author_inside_the_quote_does_not_count():
@@ -231,6 +254,10 @@ def test_compose_spacing():
     assert compose("一。", "二。", "三。") == ("一。二。三。", 2)
     assert compose("", "Two.", "") == ("Two.", 0)
     assert compose("Line one.\n", "Two.", "\nLine three.") == ("Line one.\nTwo.\nLine three.", 10)
+    # East Asian punctuation (CJK) and the ellipsis take no space; curly quotes are shared with English
+    assert compose("【注】", "Two.", "【完】") == ("【注】Two.【完】", 3)
+    assert compose("他说…", "Two.", "") == ("他说…Two.", 3)
+    assert compose("“One.”", "Two.", "“Three.”") == ("“One.” Two. “Three.”", 7)
 
 
 _text = st.text(alphabet=st.sampled_from(list("ab cd,.!?\n“”\"'。，学思") + ["Q"]), max_size=40)
