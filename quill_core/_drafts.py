@@ -33,8 +33,9 @@ _LATIN = re.compile(r"[A-Za-z]")
 # Chinese text and the text beside it meet without a space: East Asian characters (CJK: Chinese characters and
 # punctuation, kana, full-width punctuation) and the ellipsis; “ and ” are shared with English, so they do not count.
 _UNSPACED = re.compile(f"[{CJK_RANGES}…]")
-# Sentence boundaries for cutting out the sentence that holds the quote: like _text.SENTENCE_END, but a Chinese
-# semicolon does not end that sentence, and the closing marks that may follow an ender differ.
+# Sentence boundaries for cutting out the sentence that holds the quote: like _text.SENTENCE_BREAK (before) and
+# _text.SENTENCE_END (after), but a Chinese semicolon does not end that sentence, and the closing marks that may
+# follow an ender differ.
 _BOUNDARY_BEFORE = re.compile(r"[.!?。！？]+[\"'”’」』)]*\s+|[。！？]+[”」』）]*|\n+")
 _END_AFTER = re.compile(r"[.!?。！？]+[\"'”’」』)]*(?=\s|$)|[。！？]+[”」』）]*")
 _NOT_NAMES = {"as", "in", "the", "and", "but", "so", "then", "when", "while", "like", "said", "wrote", "once",
