@@ -2,7 +2,7 @@
 
 Two quotes are *near duplicates* when the Jaccard similarity of the sets of character :data:`NGRAM`-grams of their
 matching keys (:func:`quill_core._text.key`: case-folded letters and digits only) is at least
-:data:`NEAR_DUP_THRESHOLD`, and their authors are compatible (:func:`same_author`). Comparing every pair of ~300k
+:data:`NEAR_DUP_THRESHOLD`, and their authors are compatible (:func:`quill_core._names.compatible_authors`). Comparing every pair of ~300k
 quotes is out of the question, so each key gets a MinHash signature of :data:`BANDS` x :data:`ROWS` values
 (multiply-shift hashes of the n-gram codes, numpy-vectorised over whole batches); quotes sharing any band are
 *candidates* and only candidates are compared exactly. With 10 bands of 5 rows a pair at Jaccard 0.8 becomes a
@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._names import NAME_SUFFIXES, author_key
 
 
 NGRAM = 3
@@ -146,26 +145,3 @@ def candidate_pairs(old: np.ndarray, new: np.ndarray, *, threshold: float = NEAR
     pairs = pairs[agree >= threshold - ESTIMATE_MARGIN]
     pairs[:, 0] -= n_old
     return pairs.astype(np.int64)
-
-
-def _name_tokens(author: str) -> list[str]:
-    tokens = ["".join(ch for ch in t if ch.isalnum()) for t in author.casefold().replace(".", ". ").split()]
-    return [t for t in tokens if t and t not in NAME_SUFFIXES]
-
-
-def same_author(a: str, b: str) -> bool:
-    """Whether two author names can name one person: equal keys, one empty or unknown, one name a part of the
-    other ("Einstein" / "Albert Einstein"), the same surname with compatible initials, or a small misspelling."""
-    ka, kb = author_key(a), author_key(b)
-    if not ka or not kb or ka == kb:
-        return True
-    ta, tb = _name_tokens(a), _name_tokens(b)
-    if not ta or not tb:
-        return True
-    if ta[-1] == tb[-1] and (len(ta) == 1 or len(tb) == 1 or ta[0][0] == tb[0][0]):
-        return True
-    if ka in kb or kb in ka:
-        return min(len(ka), len(kb)) >= 4
-    from rapidfuzz.fuzz import ratio
-
-    return ratio(ka, kb) >= 90

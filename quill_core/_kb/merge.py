@@ -16,6 +16,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._types import ImportReport, Quote, RejectedRow, Progress
+from .._names import compatible_authors
 from . import dedup
 from .clean import Row, make_quote, text_key
 from .records import KnowledgeBase
@@ -164,7 +165,7 @@ def _plan(kb: KnowledgeBase, quotes: list[Quote], *,
                     if targets[m] is not None:
                         continue  # merged itself
                     other_id, other_key, other_author = quotes[m].id, keys[m], quotes[m].author
-                if not (dedup.same_author(quotes[n].author, other_author)
+                if not (compatible_authors(quotes[n].author, other_author)
                         and dedup.jaccard(keys[n], other_key) >= dedup.NEAR_DUP_THRESHOLD):
                     continue
                 if quotes[n].author and not other_author:  # the attributed copy replaces the anonymous one
