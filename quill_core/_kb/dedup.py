@@ -16,8 +16,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-
-
 NGRAM = 3
 NEAR_DUP_THRESHOLD = 0.75
 """Jaccard similarity of character 3-gram sets at or above which two quotes are one (when their authors agree)."""
