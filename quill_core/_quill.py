@@ -185,15 +185,11 @@ class Quill:
         """The retriever of the knowledge base named ``kb`` (this Quill's own, another one read only, or none)."""
         if not kb or kb == "none":
             return None
-        if kb == self.settings.kb:
-            other = self.kb
-        else:
-            other = KnowledgeBase.open(replace(self.settings, kb=kb))
+        own = kb == self.settings.kb
+        other = self.kb if own else KnowledgeBase.open(replace(self.settings, kb=kb))
         if len(other) == 0:
             raise InputError(f"knowledge base {kb!r} is empty: build or import it first, or use --kb none")
-        if other is self.kb:
-            return self.retriever
-        return Retriever(other, self.embedder, StoreIndex(other, self.store, self.embedder))
+        return self.retriever if own else Retriever(other, self.embedder, StoreIndex(other, self.store, self.embedder))
 
     # -- verify and sources ----------------------------------------------------------------------------------------
     def locate(self, quote: str, text: str, *, threshold: float = 90) -> list[Span]:
