@@ -1,9 +1,21 @@
-"""Deterministic fakes shared by the tests (import them from here; conftest provides fixtures)."""
+"""Deterministic fakes shared by the tests: test modules import them from here (or get them from conftest fixtures),
+never from one another.
+
+- Stand-ins for the core's Protocols (``tests/unit/test_fakes.py`` checks that they conform): :class:`FakeEmbedder`
+  (``Embedder``), :class:`FakeKB` (``Catalog`` and ``QuoteRecords``), :class:`FakeScorer` (``Scorer``),
+  :class:`FakeGenerator` and :class:`PrefillGenerator` (``Generator``), :class:`FakeEntailer` and
+  :class:`OverlapEntailer` (``Entailer``).
+- Other stand-ins: :class:`FakeStore` (a ``VectorStore``), :class:`ChatEndpoint` (an OpenAI-compatible server),
+  :class:`CharTokenizer` with :func:`tiny_causal_lm` (a real tiny LM for the scorer), :class:`ChatTokenizer` with
+  :class:`EchoModel` (a local chat model for the generator).
+- Helpers: ``SAMPLE_QUOTES``, :func:`free_port`, :func:`serve`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 import socket
 import subprocess
@@ -270,6 +282,53 @@ class FakeStore:
             self.rows.get(name, {}).pop(i, None)
 
 
+CHAT_URL = "http://llm.test/v1"
+
+
+def chat_reply(text: str):
+    """A :class:`ChatEndpoint` step: a successful chat completion whose message is ``text``."""
+    return (200, {"id": "x", "object": "chat.completion",
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+
+
+def no_sleep(_seconds):
+    raise AssertionError("no retry was expected")
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible chat-completions endpoint behind ``httpx.MockTransport``. ``script`` holds one step per
+    request (the last repeats): ``(status, body_dict_or_text)``, ``(status, body, headers)``, or an ``httpx``
+    transport exception class to raise (a timeout, a refused connection). Requests are recorded with their path,
+    JSON body, headers and the timeout the client asked for."""
+
+    def __init__(self, *script) -> None:
+        import httpx
+
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.transport = httpx.MockTransport(self.handle)
+
+    def handle(self, request):
+        import httpx
+
+        self.requests.append({"path": request.url.path, "body": json.loads(request.content or b"{}"),
+                              "headers": request.headers, "timeout": request.extensions.get("timeout", {})})
+        step = self.script[min(len(self.requests), len(self.script)) - 1]
+        if isinstance(step, type) and issubclass(step, httpx.TransportError):
+            raise step("scripted failure", request=request)
+        status, payload, headers = step if len(step) == 3 else (*step, {})
+        if isinstance(payload, str):
+            return httpx.Response(status, text=payload, headers=headers)
+        return httpx.Response(status, json=payload, headers=headers)
+
+    def generator(self, model="", **options):
+        """An ``OpenAIChatGenerator`` talking to this endpoint; a retry fails the test unless ``sleep`` is given."""
+        from quill_core._generate import OpenAIChatGenerator
+
+        options.setdefault("sleep", no_sleep)
+        return OpenAIChatGenerator(CHAT_URL, model, transport=self.transport, **options)
+
+
 SAMPLE_QUOTES = [
     Quote("Knowledge is power.", author="Francis Bacon", topics=("knowledge",), collections=("fixture",)),
     Quote("The only thing we have to fear is fear itself.", author="Franklin D. Roosevelt", topics=("fear", "courage"),
@@ -358,3 +417,43 @@ def tiny_causal_lm(vocab: int = TINY_LM_VOCAB):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config).eval()
     return model, CharTokenizer(vocab)
+
+
+class ChatTokenizer:
+    """A chat tokenizer for the local generator: one token per character (its code point; 0 pads and ends), and a
+    chat template that writes each message as ``<role>content``."""
+
+    chat_template = "fake"
+    pad_token_id = 0
+    eos_token_id = 0
+
+    def apply_chat_template(self, chat, tokenize=False, add_generation_prompt=True):
+        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + ("<assistant>" if add_generation_prompt else "")
+
+    def __call__(self, text, return_tensors=None, add_special_tokens=False):
+        import torch
+
+        return {"input_ids": torch.tensor([[ord(c) for c in text]])}
+
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(chr(int(i)) for i in ids if int(i))
+
+
+class EchoModel:
+    """A causal LM for :class:`ChatTokenizer` that generates a fixed continuation one character per step, honouring
+    stopping criteria; ``options`` keeps the generation options it was last called with."""
+
+    def __init__(self, continuation) -> None:
+        self.continuation = continuation
+        self.options = None
+
+    def generate(self, input_ids, max_new_tokens, stopping_criteria=None, **options):
+        import torch
+
+        self.options = options
+        ids = input_ids
+        for ch in self.continuation[:max_new_tokens]:
+            ids = torch.cat([ids, torch.tensor([[ord(ch)]])], dim=1)
+            if stopping_criteria and bool(stopping_criteria[0](ids, None)[0]):
+                break
+        return ids

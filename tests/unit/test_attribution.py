@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
 from quill_core._attribution import (
@@ -22,9 +21,8 @@ from quill_core._attribution import (
 )
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, ModelError
-from quill_core._generate import OpenAIChatGenerator
 from quill_core._types import Quote
-from tests.fakes import FakeEntailer, FakeScorer, OverlapEntailer
+from tests.fakes import ChatEndpoint, FakeEntailer, FakeScorer, OverlapEntailer, chat_reply
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nli_pairs.jsonl"
 
@@ -126,15 +124,10 @@ def test_parse_judgement(answer, score):
 
 
 def test_llm_judge_through_an_openai_compatible_endpoint():
-    seen = []
-
-    def endpoint(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content))
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "9"}}]})
-
-    generator = OpenAIChatGenerator("http://llm.test/v1", "judge-model", transport=httpx.MockTransport(endpoint))
-    judge = JudgeEntailer(generator)
+    srv = ChatEndpoint(chat_reply("9"))
+    judge = JudgeEntailer(srv.generator("judge-model"))
     assert judge.entailment("Bacon wrote: knowledge is power.", "Bacon said knowledge is power.") == 0.9
+    seen = [r["body"] for r in srv.requests]
     prompt = seen[0]["messages"][-1]["content"]
     assert "Evidence: Bacon wrote: knowledge is power." in prompt and "Claim: Bacon said" in prompt
     assert seen[0]["temperature"] == 0.0 and seen[0]["model"] == "judge-model"
