@@ -34,12 +34,13 @@ from quill_core._text import key
 
 
 class FakeEmbedder:
-    """Deterministic bag-of-words embedder: texts sharing words (or CJK characters) are close; no model needed."""
+    """Deterministic bag-of-words embedder: texts sharing words (or CJK characters) are close; no model needed.
+    ``name`` keys its vector collection (give another one to stand in for a second embedder)."""
 
-    name = "fake"
     dim = 256
 
-    def __init__(self) -> None:
+    def __init__(self, *, name: str = "fake") -> None:
+        self.name = name
         self.calls = 0
 
     def embed_batch(self, texts):
