@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Callable, Literal, Mapping, Protocol, Sequence
+from typing import Callable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from ._criteria import (
     Assessment,
@@ -154,6 +154,7 @@ def order(measurements: Sequence[Measurement], *, ranker: str = "default",
 
 
 # -- the stages ----------------------------------------------------------------------------------------------------
+@runtime_checkable
 class QuoteRecords(Protocol):
     """What the ranking stages read from and write to the knowledge base."""
 

@@ -9,7 +9,7 @@ vectors from a :class:`DenseIndex`; it never writes the knowledge base.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ._types import Candidate, Filters, Pool, Progress, Query, Quote
 EMBED_BATCH = 1024
 
 
+@runtime_checkable
 class Catalog(Protocol):
     """What retrieval reads of a knowledge base (``KnowledgeBase`` is one; :class:`MemoryCatalog` another)."""
 
@@ -36,6 +37,7 @@ class Catalog(Protocol):
     def iter_quotes(self) -> Iterator[Quote]: ...
 
 
+@runtime_checkable
 class DenseIndex(Protocol):
     """Nearest neighbours by cosine similarity, and the stored vectors of given quotes."""
 

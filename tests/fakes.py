@@ -1,17 +1,29 @@
-"""Deterministic fakes shared by the tests (import them from here; conftest provides fixtures)."""
+"""Deterministic fakes shared by the tests: test modules import them from here (or get them from conftest fixtures),
+never from one another.
+
+- Stand-ins for the core's Protocols (``tests/unit/test_fakes.py`` checks that they conform): :class:`FakeEmbedder`
+  (``Embedder``), :class:`FakeKB` (``Catalog`` and ``QuoteRecords``), :class:`FakeScorer` (``Scorer``),
+  :class:`FakeGenerator` and :class:`PrefillGenerator` (``Generator``), :class:`FakeEntailer` and
+  :class:`OverlapEntailer` (``Entailer``).
+- Other stand-ins: :class:`FakeStore` (a ``VectorStore``), :class:`ChatEndpoint` (an OpenAI-compatible server),
+  :class:`CharTokenizer` with :func:`tiny_causal_lm` (a real tiny LM for the scorer), :class:`ChatTokenizer` with
+  :class:`EchoModel` (a local chat model for the generator).
+- Helpers: ``SAMPLE_QUOTES``, :func:`free_port`, :func:`serve`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 import socket
 import subprocess
 import time
 import urllib.request
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
+from typing import Iterable, Literal, get_args
 
 import numpy as np
 
@@ -22,12 +34,13 @@ from quill_core._text import key
 
 
 class FakeEmbedder:
-    """Deterministic bag-of-words embedder: texts sharing words (or CJK characters) are close; no model needed."""
+    """Deterministic bag-of-words embedder: texts sharing words (or CJK characters) are close; no model needed.
+    ``name`` keys its vector collection (give another one to stand in for a second embedder)."""
 
-    name = "fake"
     dim = 256
 
-    def __init__(self) -> None:
+    def __init__(self, *, name: str = "fake") -> None:
+        self.name = name
         self.calls = 0
 
     def embed_batch(self, texts):
@@ -120,17 +133,36 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z]+|[\u4e00-\u9fff]", text.lower())
 
 
+ScorerMode = Literal["overlap", "flat", "first-word"]
+
+
 class FakeScorer:
-    """A stand-in language model (the core's ``Scorer``). Each quote token costs 3 nats, each following token 4, both less for every word the quote shares with the
-    passage: a quote that fits its context makes the passage more likely."""
+    """A stand-in language model (the core's ``Scorer``). ``calls`` records the ``before`` of every ``score`` call.
+    ``mode`` picks what it models:
+
+    - ``"overlap"`` (ranking): each quote token costs 3 nats, each following token 4, both less for every word the
+      quote shares with the passage: a quote that fits its context makes the passage more likely.
+    - ``"flat"`` (insertion's fluency gate): every passage costs 2 nats a token, a sentence in ``bad`` 9: those are
+      far less likely than anything else.
+    - ``"first-word"`` (LM attribution): a claim costs 10 nats alone, 4 after a premise that holds its first word and
+      12 after any other premise."""
 
     name = "fake-lm"
 
-    def __init__(self) -> None:
-        self.calls = 0
+    def __init__(self, *, mode: ScorerMode = "overlap", bad: Iterable[str] = ()) -> None:
+        if mode not in get_args(ScorerMode):
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode = mode
+        self.bad = set(bad)
+        self.calls: list[str] = []
 
     def score(self, before, quotes, after=""):
-        self.calls += 1
+        self.calls.append(before)
+        if self.mode == "flat":
+            return [self._flat(q, prefix=NLL(10.0, 5), after=4) for q in quotes]
+        if self.mode == "first-word":
+            return [PassageNLL(NLL(), NLL(1.0, 1), NLL(3.0 if before and q.split()[0] in before else 11.0, 4), NLL())
+                    for q in quotes]
         ctx = set(words(before + " " + after))
         n_before, n_after = len(words(before)), len(words(after)[:12])
         out = []
@@ -145,12 +177,157 @@ class FakeScorer:
         return out
 
     def quote_alone(self, quotes):
+        if self.mode == "flat":
+            return [self._flat(q, prefix=NLL(), after=0) for q in quotes]
+        if self.mode == "first-word":
+            return [PassageNLL(NLL(), NLL(2.0, 1), NLL(8.0, 4), NLL()) for _ in quotes]
         out = []
         for q in quotes:
             n = len(words(q))
             out.append(PassageNLL(prefix=NLL(), head=NLL(3.0 * min(1, n), min(1, n)),
                                   tail=NLL(3.0 * max(0, n - 1), max(0, n - 1)), after=NLL()))
         return out
+
+    def _flat(self, text, *, prefix, after):
+        mean = 9.0 if text in self.bad else 2.0
+        return PassageNLL(prefix=prefix, head=NLL(mean * 2, 2), tail=NLL(mean * 8, 8), after=NLL(mean * after, after))
+
+
+class FakeGenerator:
+    """A remote chat model (the core's ``Generator``): replies from a list, cycled; a reply that is an exception is
+    raised. ``calls`` records every call's messages and options."""
+
+    name = "fake"
+
+    def __init__(self, *replies) -> None:
+        self.replies = list(replies)
+        self.calls: list[dict] = []
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=96, seed=None, stop=()):
+        self.calls.append({"messages": list(messages), "temperature": temperature, "seed": seed, "stop": stop})
+        reply = self.replies[(len(self.calls) - 1) % len(self.replies)]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+class PrefillGenerator:
+    """A local model (a ``Generator`` with ``prefill = True``) that continues prefills: phase one (stopping at
+    opening quotation marks) returns the scripted words before the quote, phase two the scripted ending. It never
+    copies a quote itself. ``calls`` records every call's prefill and stop strings."""
+
+    name = "fake-local"
+    prefill = True
+
+    def __init__(self, starts, tail="") -> None:
+        self.starts, self.tail = list(starts), tail
+        self.calls: list[dict] = []
+
+    def generate(self, messages, *, temperature=0.0, max_tokens=96, seed=None, stop=()):
+        pre = messages[-1][1] if messages[-1][0] == "assistant" else ""
+        self.calls.append({"prefill": pre, "stop": stop})
+        if "“" in stop:
+            return pre + self.starts.pop(0)
+        return pre + self.tail
+
+
+class FakeEntailer:
+    """An entailment model (the core's ``Entailer``) that judges by keyword: a hypothesis gets the score of the first
+    key of ``scores`` it contains, else ``default``."""
+
+    name = "fake-nli"
+
+    def __init__(self, scores, default=0.5) -> None:
+        self.scores, self.default = scores, default
+
+    def entailment(self, premise, hypothesis):
+        return next((v for k, v in self.scores.items() if k in hypothesis), self.default)
+
+
+class OverlapEntailer:
+    """An entailment model (an ``Entailer``) that, like real ones, is diluted by long premises: the share of the
+    hypothesis' words in the premise, scaled down by how many sentences the premise has. ``premises`` records what
+    it was asked about."""
+
+    name = "overlap"
+
+    def __init__(self) -> None:
+        self.premises: list[str] = []
+
+    def entailment(self, premise, hypothesis):
+        self.premises.append(premise)
+        h = set(hypothesis.lower().strip(".").split())
+        p = set(premise.lower().replace(".", " ").split())
+        return len(h & p) / len(h) / max(1, premise.count("."))
+
+
+class FakeStore:
+    """An in-memory ``VectorStore`` (the calls the source library makes): cosine similarity over what was upserted;
+    ``rows`` maps collection -> id -> (vector, metadata)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, tuple[np.ndarray, dict]]] = {}
+
+    def upsert(self, name, ids, embeddings, *, documents=None, metadatas=None, progress=None):
+        coll = self.rows.setdefault(name, {})
+        for i, vec, meta in zip(ids, embeddings, metadatas or [{}] * len(ids)):
+            coll[i] = (np.asarray(vec, dtype=np.float32), dict(meta))
+
+    def query(self, name, embedding, *, k=10, where=None):
+        coll = self.rows.get(name, {})
+        sims = sorted(((float(np.dot(v, embedding)), i) for i, (v, _) in coll.items()), reverse=True)
+        return [(i, s) for s, i in sims[:k]]
+
+    def delete(self, name, ids):
+        for i in ids:
+            self.rows.get(name, {}).pop(i, None)
+
+
+CHAT_URL = "http://llm.test/v1"
+
+
+def chat_reply(text: str):
+    """A :class:`ChatEndpoint` step: a successful chat completion whose message is ``text``."""
+    return (200, {"id": "x", "object": "chat.completion",
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+
+
+def no_sleep(_seconds):
+    raise AssertionError("no retry was expected")
+
+
+class ChatEndpoint:
+    """An OpenAI-compatible chat-completions endpoint behind ``httpx.MockTransport``. ``script`` holds one step per
+    request (the last repeats): ``(status, body_dict_or_text)``, ``(status, body, headers)``, or an ``httpx``
+    transport exception class to raise (a timeout, a refused connection). Requests are recorded with their path,
+    JSON body, headers and the timeout the client asked for."""
+
+    def __init__(self, *script) -> None:
+        import httpx
+
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.transport = httpx.MockTransport(self.handle)
+
+    def handle(self, request):
+        import httpx
+
+        self.requests.append({"path": request.url.path, "body": json.loads(request.content or b"{}"),
+                              "headers": request.headers, "timeout": request.extensions.get("timeout", {})})
+        step = self.script[min(len(self.requests), len(self.script)) - 1]
+        if isinstance(step, type) and issubclass(step, httpx.TransportError):
+            raise step("scripted failure", request=request)
+        status, payload, headers = step if len(step) == 3 else (*step, {})
+        if isinstance(payload, str):
+            return httpx.Response(status, text=payload, headers=headers)
+        return httpx.Response(status, json=payload, headers=headers)
+
+    def generator(self, model="", **options):
+        """An ``OpenAIChatGenerator`` talking to this endpoint; a retry fails the test unless ``sleep`` is given."""
+        from quill_core._generate import OpenAIChatGenerator
+
+        options.setdefault("sleep", no_sleep)
+        return OpenAIChatGenerator(CHAT_URL, model, transport=self.transport, **options)
 
 
 SAMPLE_QUOTES = [
@@ -241,3 +418,43 @@ def tiny_causal_lm(vocab: int = TINY_LM_VOCAB):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config).eval()
     return model, CharTokenizer(vocab)
+
+
+class ChatTokenizer:
+    """A chat tokenizer for the local generator: one token per character (its code point; 0 pads and ends), and a
+    chat template that writes each message as ``<role>content``."""
+
+    chat_template = "fake"
+    pad_token_id = 0
+    eos_token_id = 0
+
+    def apply_chat_template(self, chat, tokenize=False, add_generation_prompt=True):
+        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + ("<assistant>" if add_generation_prompt else "")
+
+    def __call__(self, text, return_tensors=None, add_special_tokens=False):
+        import torch
+
+        return {"input_ids": torch.tensor([[ord(c) for c in text]])}
+
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(chr(int(i)) for i in ids if int(i))
+
+
+class EchoModel:
+    """A causal LM for :class:`ChatTokenizer` that generates a fixed continuation one character per step, honouring
+    stopping criteria; ``options`` keeps the generation options it was last called with."""
+
+    def __init__(self, continuation) -> None:
+        self.continuation = continuation
+        self.options = None
+
+    def generate(self, input_ids, max_new_tokens, stopping_criteria=None, **options):
+        import torch
+
+        self.options = options
+        ids = input_ids
+        for ch in self.continuation[:max_new_tokens]:
+            ids = torch.cat([ids, torch.tensor([[ord(ch)]])], dim=1)
+            if stopping_criteria and bool(stopping_criteria[0](ids, None)[0]):
+                break
+        return ids

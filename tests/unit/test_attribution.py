@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
 from quill_core._attribution import (
@@ -22,27 +21,10 @@ from quill_core._attribution import (
 )
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, ModelError
-from quill_core._generate import OpenAIChatGenerator
-from quill_core._scorer import NLL, PassageNLL
 from quill_core._types import Quote
+from tests.fakes import ChatEndpoint, FakeEntailer, FakeScorer, OverlapEntailer, chat_reply
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nli_pairs.jsonl"
-
-
-class Overlap:
-    """A stand-in NLI model that, like real ones, is diluted by long premises: the share of the hypothesis'
-    words in the premise, scaled down by how many sentences the premise has."""
-
-    name = "overlap"
-
-    def __init__(self):
-        self.premises = []
-
-    def entailment(self, premise, hypothesis):
-        self.premises.append(premise)
-        h = set(hypothesis.lower().strip(".").split())
-        p = set(premise.lower().replace(".", " ").split())
-        return len(h & p) / len(h) / max(1, premise.count("."))
 
 
 def test_windows_english_and_chinese():
@@ -58,7 +40,7 @@ def test_windows_english_and_chinese():
 def test_localized_score_is_the_best_window_and_beats_the_whole_premise():
     evidence = "The sky was grey. Rain fell all day. Bacon wrote that knowledge is power. Nobody listened."
     claim = "Bacon wrote that knowledge is power."
-    nli = Overlap()
+    nli = OverlapEntailer()
     local = localized_entailment(nli, evidence, claim)
     whole = localized_entailment(nli, [evidence], claim)
     assert local == pytest.approx(0.5)        # a 2-sentence window holding the claim
@@ -67,18 +49,11 @@ def test_localized_score_is_the_best_window_and_beats_the_whole_premise():
 
 
 def test_multi_sentence_claims_are_as_supported_as_their_weakest_sentence():
-    scores = {"Supported one.": 0.9, "Unsupported two.": 0.1}
-
-    class ByClaim:
-        name = "by-claim"
-
-        def entailment(self, premise, hypothesis):
-            return scores[hypothesis]
-
-    assert localized_entailment(ByClaim(), "Evidence.", "Supported one. Unsupported two.") == pytest.approx(0.1)
-    assert localized_entailment(ByClaim(), "Evidence.", "Supported one. Unsupported two.",
+    by_claim = FakeEntailer({"Supported one.": 0.9, "Unsupported two.": 0.1})
+    assert localized_entailment(by_claim, "Evidence.", "Supported one. Unsupported two.") == pytest.approx(0.1)
+    assert localized_entailment(by_claim, "Evidence.", "Supported one. Unsupported two.",
                                 aggregate=max) == pytest.approx(0.9)
-    assert localized_entailment(ByClaim(), "", "Supported one.") == 0.0
+    assert localized_entailment(by_claim, "", "Supported one.") == 0.0
 
 
 def test_quote_evidence():
@@ -89,28 +64,8 @@ def test_quote_evidence():
     assert quote_evidence(Quote("Seize the day.", "")) == ["An unknown author said: “Seize the day.”"]
 
 
-class FakeScorer:
-    """NLL of a claim: 10 nats alone, less after a premise sharing its first word."""
-
-    name = "fake-lm"
-
-    def __init__(self):
-        self.calls = []
-
-    def _nll(self, before, text):
-        helped = before and text.split()[0] in before
-        return PassageNLL(NLL(), NLL(1.0, 1), NLL(3.0 if helped else 11.0, 4), NLL())
-
-    def score(self, before, quotes, after=""):
-        self.calls.append(before)
-        return [self._nll(before, q) for q in quotes]
-
-    def quote_alone(self, quotes):
-        return [PassageNLL(NLL(), NLL(2.0, 1), NLL(8.0, 4), NLL()) for _ in quotes]
-
-
 def test_lm_entailer_is_normalized_conditional_pmi_batched_by_premise():
-    scorer = FakeScorer()
+    scorer = FakeScorer(mode="first-word")
     lm = LMEntailer(scorer)
     pairs = [("Bacon wrote it.", "Bacon said so."), ("Bacon wrote it.", "Newton said so."),
              ("Other text.", "Bacon said so.")]
@@ -169,22 +124,17 @@ def test_parse_judgement(answer, score):
 
 
 def test_llm_judge_through_an_openai_compatible_endpoint():
-    seen = []
-
-    def endpoint(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content))
-        return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "9"}}]})
-
-    generator = OpenAIChatGenerator("http://llm.test/v1", "judge-model", transport=httpx.MockTransport(endpoint))
-    judge = JudgeEntailer(generator)
+    srv = ChatEndpoint(chat_reply("9"))
+    judge = JudgeEntailer(srv.generator("judge-model"))
     assert judge.entailment("Bacon wrote: knowledge is power.", "Bacon said knowledge is power.") == 0.9
+    seen = [r["body"] for r in srv.requests]
     prompt = seen[0]["messages"][-1]["content"]
     assert "Evidence: Bacon wrote: knowledge is power." in prompt and "Claim: Bacon said" in prompt
     assert seen[0]["temperature"] == 0.0 and seen[0]["model"] == "judge-model"
 
 
 def test_load_entailer_follows_the_settings(tmp_path):
-    scorer = FakeScorer()
+    scorer = FakeScorer(mode="first-word")
     assert isinstance(load_entailer(Settings.load(home=tmp_path), scorer=scorer), LMEntailer)
     nli = load_entailer(Settings.load(home=tmp_path, nli_model="some/xnli-model"))
     assert isinstance(nli, NLIEntailer) and not nli.loaded

@@ -4,56 +4,17 @@ and the settings-driven choice."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
 import pytest
 
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, GenerationError
 from quill_core._generate import OpenAIChatGenerator, TransformersGenerator, load_generator
-
-URL = "http://llm.test/v1"
-
-
-class ChatEndpoint:
-    """A chat-completions endpoint behind ``httpx.MockTransport``. ``script`` holds one step per request (the last
-    repeats): ``(status, body_dict_or_text)``, ``(status, body, headers)``, or an ``httpx`` transport exception
-    class to raise (a timeout, a refused connection). Requests are recorded with their path, JSON body, headers
-    and the timeout the client asked for."""
-
-    def __init__(self, *script):
-        self.script = list(script)
-        self.requests = []
-        self.transport = httpx.MockTransport(self.handle)
-
-    def handle(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append({"path": request.url.path, "body": json.loads(request.content or b"{}"),
-                              "headers": request.headers, "timeout": request.extensions.get("timeout", {})})
-        step = self.script[min(len(self.requests), len(self.script)) - 1]
-        if isinstance(step, type) and issubclass(step, httpx.TransportError):
-            raise step("scripted failure", request=request)
-        status, payload, headers = step if len(step) == 3 else (*step, {})
-        if isinstance(payload, str):
-            return httpx.Response(status, text=payload, headers=headers)
-        return httpx.Response(status, json=payload, headers=headers)
-
-    def generator(self, model="", **options):
-        options.setdefault("sleep", no_sleep)
-        return OpenAIChatGenerator(URL, model, transport=self.transport, **options)
-
-
-def reply(text):
-    return (200, {"id": "x", "object": "chat.completion",
-                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
-
-
-def no_sleep(_seconds):
-    raise AssertionError("no retry was expected")
+from tests.fakes import ChatEndpoint, ChatTokenizer, EchoModel, chat_reply
 
 
 def test_chat_completion_round_trip():
-    srv = ChatEndpoint(reply("As Bacon said, “Knowledge is power.”"))
+    srv = ChatEndpoint(chat_reply("As Bacon said, “Knowledge is power.”"))
     gen = srv.generator("tiny-model", api_key="k-123")
     out = gen.generate([("system", "be brief"), ("user", "write")], temperature=0.5, max_tokens=30, seed=7)
     assert out == "As Bacon said, “Knowledge is power.”"
@@ -68,13 +29,13 @@ def test_chat_completion_round_trip():
 
 
 def test_no_api_key_no_authorization_header():
-    srv = ChatEndpoint(reply("ok"))
+    srv = ChatEndpoint(chat_reply("ok"))
     assert srv.generator().generate([("user", "hi")]) == "ok"
     assert "Authorization" not in srv.requests[0]["headers"]
 
 
 def test_prefill_becomes_an_instruction_and_stop_strings_are_sent_and_applied():
-    srv = ChatEndpoint(reply("In the words of Bacon, “Knowledge is power.”\nExtra line"))
+    srv = ChatEndpoint(chat_reply("In the words of Bacon, “Knowledge is power.”\nExtra line"))
     out = srv.generator().generate([("user", "write"), ("assistant", "In the words of")], stop=("\n",))
     assert out == "In the words of Bacon, “Knowledge is power.”"
     body = srv.requests[0]["body"]
@@ -84,7 +45,7 @@ def test_prefill_becomes_an_instruction_and_stop_strings_are_sent_and_applied():
 
 def test_transient_failures_are_retried_with_backoff():
     waits = []
-    srv = ChatEndpoint((503, {"error": {"message": "busy"}}), (429, "slow down", {"Retry-After": "0"}), reply("ok"))
+    srv = ChatEndpoint((503, {"error": {"message": "busy"}}), (429, "slow down", {"Retry-After": "0"}), chat_reply("ok"))
     gen = srv.generator(retries=2, backoff=0.25, sleep=waits.append)
     assert gen.generate([("user", "hi")]) == "ok"
     assert len(srv.requests) == 3
@@ -95,7 +56,7 @@ def test_transient_failures_are_retried_with_backoff():
 def test_retry_after_is_honoured_capped_or_ignored(retry_after, wait):
     waits = []
     headers = {"Retry-After": retry_after} if retry_after is not None else {}
-    srv = ChatEndpoint((429, "slow down", headers), reply("ok"))
+    srv = ChatEndpoint((429, "slow down", headers), chat_reply("ok"))
     assert srv.generator(retries=1, backoff=0.5, sleep=waits.append).generate([("user", "hi")]) == "ok"
     assert waits == [wait]
 
@@ -155,13 +116,13 @@ def test_timeout():
 
 
 def test_a_timeout_then_an_answer_is_retried():
-    srv = ChatEndpoint(httpx.ReadTimeout, reply("late"))
+    srv = ChatEndpoint(httpx.ReadTimeout, chat_reply("late"))
     assert srv.generator(retries=1, sleep=lambda s: None).generate([("user", "hi")]) == "late"
     assert len(srv.requests) == 2
 
 
 def test_close_drops_the_client():
-    srv = ChatEndpoint(reply("one"), reply("two"))
+    srv = ChatEndpoint(chat_reply("one"), chat_reply("two"))
     gen = srv.generator()
     assert gen.generate([("user", "hi")]) == "one"
     gen.close()
@@ -186,45 +147,9 @@ def test_load_generator_follows_the_settings(tmp_path):
 
 
 # -- the local generator, with a character-level fake model ----------------------------------------------------
-class CharTokenizer:
-    chat_template = "fake"
-    pad_token_id = 0
-    eos_token_id = 0
-
-    def apply_chat_template(self, chat, tokenize=False, add_generation_prompt=True):
-        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + ("<assistant>" if add_generation_prompt else "")
-
-    def __call__(self, text, return_tensors=None, add_special_tokens=False):
-        import torch
-
-        return {"input_ids": torch.tensor([[ord(c) for c in text]])}
-
-    def decode(self, ids, skip_special_tokens=True):
-        return "".join(chr(int(i)) for i in ids if int(i))
-
-
-class EchoModel:
-    """Generates a fixed continuation one character per step, honouring stopping criteria."""
-
-    def __init__(self, continuation):
-        self.continuation = continuation
-        self.options = None
-
-    def generate(self, input_ids, max_new_tokens, stopping_criteria=None, **options):
-        import torch
-
-        self.options = options
-        ids = input_ids
-        for ch in self.continuation[:max_new_tokens]:
-            ids = torch.cat([ids, torch.tensor([[ord(ch)]])], dim=1)
-            if stopping_criteria and bool(stopping_criteria[0](ids, None)[0]):
-                break
-        return ids
-
-
 def test_local_generator_continues_a_prefill_and_stops():
     model = EchoModel(" Einstein, “Imagination.”\nMore text")
-    gen = TransformersGenerator(lambda: (model, CharTokenizer()), name="fake")
+    gen = TransformersGenerator(lambda: (model, ChatTokenizer()), name="fake")
     chat = [("system", "s"), ("user", "u"), ("assistant", "In the words of")]
     assert gen.prompt(chat) == "<system>s<user>u<assistant>In the words of"
     out = gen.generate(chat, stop=("\n",))
@@ -234,6 +159,6 @@ def test_local_generator_continues_a_prefill_and_stops():
 
 def test_local_generator_samples_with_a_seed():
     model = EchoModel("abc")
-    gen = TransformersGenerator(lambda: (model, CharTokenizer()))
+    gen = TransformersGenerator(lambda: (model, ChatTokenizer()))
     assert gen.generate([("user", "u")], temperature=0.5, max_tokens=2, seed=3) == "ab"
     assert model.options["do_sample"] is True and model.options["temperature"] == 0.5

@@ -10,60 +10,14 @@ from hypothesis import strategies as st
 from quill_core._errors import GenerationError, InputError
 from quill_core._drafts import compose, template_sentence
 from quill_core._insert import FLUENCY_GATE, insert
-from quill_core._scorer import NLL, PassageNLL
 from quill_core._types import Quote
+from tests.fakes import FakeEntailer, FakeGenerator, FakeScorer, PrefillGenerator
 
 EINSTEIN = Quote("Imagination is more important than knowledge.", "Albert Einstein")
 CONFUCIUS = Quote("学而不思则罔，思而不学则殆。", "孔子", work="论语", lang="zh")
 PARA = ("Every great invention starts as a picture in someone's head. The engineers spent months sketching "
         "machines that did not exist yet. [Q] Only later did they look for the facts to make them real.")
 PARA_ZH = "小时候，我总觉得学习就是把书背下来。后来才发现，只背不想，知识并不会真正变成自己的。[Q]从那以后，我读书时总会停下来问自己为什么。"
-
-
-class FakeGenerator:
-    """Replies from a list (cycled); a reply that is an exception is raised. Records every call."""
-
-    name = "fake"
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.calls = []
-
-    def generate(self, messages, *, temperature=0.0, max_tokens=96, seed=None, stop=()):
-        self.calls.append({"messages": list(messages), "temperature": temperature, "seed": seed, "stop": stop})
-        reply = self.replies[(len(self.calls) - 1) % len(self.replies)]
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-
-class FakeScorer:
-    """Per-token NLL by sentence: ``bad`` sentences are far less likely than anything else."""
-
-    def __init__(self, bad=()):
-        self.bad = set(bad)
-        self.calls = 0
-
-    def score(self, before, quotes, after=""):
-        self.calls += 1
-        out = []
-        for q in quotes:
-            mean = 9.0 if q in self.bad else 2.0
-            out.append(PassageNLL(prefix=NLL(10.0, 5), head=NLL(mean * 2, 2), tail=NLL(mean * 8, 8),
-                                  after=NLL(mean * 4, 4)))
-        return out
-
-
-class FakeEntailer:
-    """Support by keyword: a hypothesis gets the score of the first keyword it contains."""
-
-    name = "fake-nli"
-
-    def __init__(self, scores, default=0.5):
-        self.scores, self.default = scores, default
-
-    def entailment(self, premise, hypothesis):
-        return next((v for k, v in self.scores.items() if k in hypothesis), self.default)
 
 
 def check_span(result, quote):
@@ -78,7 +32,7 @@ def test_better_attributed_draft_wins_and_drafts_are_ordered_by_attribution():
     better = "As Albert Einstein put it, “Imagination is more important than knowledge.”"
     gen = FakeGenerator(worse, better)
     ent = FakeEntailer({"Nobel": 0.2, "put it": 0.9})
-    result = insert(PARA, EINSTEIN, generator=gen, scorer=FakeScorer(), entailer=ent, drafts=2)
+    result = insert(PARA, EINSTEIN, generator=gen, scorer=FakeScorer(mode="flat"), entailer=ent, drafts=2)
     assert result.sentence == better
     assert [d.text for d in result.drafts] == [better, worse]
     assert result.drafts[0].attribution > result.drafts[1].attribution
@@ -91,7 +45,7 @@ def test_fluency_gate_comes_before_attribution():
     garbled = "Albert Einstein said said said, “Imagination is more important than knowledge.” the the"
     gen = FakeGenerator(garbled, fluent)
     ent = FakeEntailer({"said said": 0.99, "put it": 0.3})  # the garbled one is better attributed ...
-    result = insert(PARA, EINSTEIN, generator=gen, scorer=FakeScorer(bad={garbled + "."}), entailer=ent, drafts=2)
+    result = insert(PARA, EINSTEIN, generator=gen, scorer=FakeScorer(mode="flat", bad={garbled + "."}), entailer=ent, drafts=2)
     assert result.sentence == fluent  # ... but never passes the gate
     loser = result.drafts[-1]
     assert loser.rejected_reason.startswith("disfluent") and loser.fluency < FLUENCY_GATE
@@ -100,7 +54,7 @@ def test_fluency_gate_comes_before_attribution():
 def test_the_fluency_gate_is_read_when_insert_runs(monkeypatch):
     fluent = "As Albert Einstein put it, “Imagination is more important than knowledge.”"
     garbled = "Albert Einstein said said said, “Imagination is more important than knowledge.” the the"
-    scorer = FakeScorer(bad={garbled + "."})
+    scorer = FakeScorer(mode="flat", bad={garbled + "."})
     monkeypatch.setattr("quill_core._insert.FLUENCY_GATE", 0.0)  # nothing is disfluent any more
     result = insert(PARA, EINSTEIN, generator=FakeGenerator(garbled, fluent), scorer=scorer, drafts=2)
     assert not any(d.rejected for d in result.drafts)
@@ -276,25 +230,6 @@ def test_quote_span_always_points_at_the_exact_quote(before, after, reply):
     result = insert(para, EINSTEIN, generator=FakeGenerator(reply), drafts=1)
     check_span(result, EINSTEIN)
     assert "Albert Einstein" in result.sentence
-
-
-class PrefillGenerator:
-    """A local-model stand-in that continues prefills: phase one (stopping at opening quotation marks) returns
-    the scripted words before the quote, phase two the scripted ending. It never copies a quote itself."""
-
-    name = "fake-local"
-    prefill = True
-
-    def __init__(self, starts, tail=""):
-        self.starts, self.tail = list(starts), tail
-        self.calls = []
-
-    def generate(self, messages, *, temperature=0.0, max_tokens=96, seed=None, stop=()):
-        pre = messages[-1][1] if messages[-1][0] == "assistant" else ""
-        self.calls.append({"prefill": pre, "stop": stop})
-        if "“" in stop:
-            return pre + self.starts.pop(0)
-        return pre + self.tail
 
 
 def test_forced_drafts_copy_the_quote_by_construction():

@@ -9,8 +9,7 @@ import pytest
 from quill_core import Quill, Quote
 from quill_core._cli import main
 from quill_core._errors import InputError
-from tests.fakes import SAMPLE_QUOTES
-from tests.unit.test_insert import FakeEntailer, FakeGenerator, FakeScorer
+from tests.fakes import SAMPLE_QUOTES, FakeEntailer, FakeGenerator, FakeScorer
 
 PARA = "We tried everything the manuals said. [Q] So we started sketching instead."
 GOOD = "As Albert Einstein put it, “Imagination is more important than knowledge.”"
@@ -18,7 +17,7 @@ OTHER = "Albert Einstein, in a letter, said “Imagination is more important tha
 
 
 def make(settings, *replies, entail=None):
-    q = Quill(settings, generator=FakeGenerator(*replies), scorer=FakeScorer(),
+    q = Quill(settings, generator=FakeGenerator(*replies), scorer=FakeScorer(mode="flat"),
               entailer=FakeEntailer(entail or {"put it": 0.9, "letter": 0.4}))
     q.kb.upsert(SAMPLE_QUOTES)
     return q

@@ -43,13 +43,10 @@ def test_new_quotes_are_indexed_before_the_next_query(any_quill):
 
 
 def test_collections_are_per_embedder(settings, tmp_path):
-    class OtherEmbedder(FakeEmbedder):
-        name = "other"
-
     a = Quill(settings, embedder=FakeEmbedder())
     a.kb.upsert(SAMPLE_QUOTES[:2])
     a.index()
-    b = Quill(settings, embedder=OtherEmbedder())
+    b = Quill(settings, embedder=FakeEmbedder(name="other"))
     assert a.collection != b.collection
     assert b.store.count(b.collection) == 0
     b.index()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings
 from hypothesis import strategies as st
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 from quill_core import InputError, NotFoundError, Quill, Quote, Settings
 from quill_core._sources import SourceLibrary, split_passages
 from quill_core._verify import verify
-from tests.fakes import FakeEmbedder, FakeKB
+from tests.fakes import FakeEmbedder, FakeKB, FakeStore
 
 SPEECH = (
     "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived in "
@@ -22,27 +21,6 @@ SPEECH = (
     + "It is for us the living, rather, to be dedicated here to the unfinished work. " * 30
     + "\n\nthat government of the people, by the people, for the people, shall not perish from the earth."
 )
-
-
-class FakeStore:
-    """In-memory stand-in for VectorStore: cosine similarity over what was upserted."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, tuple[np.ndarray, dict]]] = {}
-
-    def upsert(self, name, ids, embeddings, *, documents=None, metadatas=None, progress=None):
-        coll = self.rows.setdefault(name, {})
-        for i, vec, meta in zip(ids, embeddings, metadatas or [{}] * len(ids)):
-            coll[i] = (np.asarray(vec, dtype=np.float32), dict(meta))
-
-    def query(self, name, embedding, *, k=10, where=None):
-        coll = self.rows.get(name, {})
-        sims = sorted(((float(np.dot(v, embedding)), i) for i, (v, _) in coll.items()), reverse=True)
-        return [(i, s) for s, i in sims[:k]]
-
-    def delete(self, name, ids):
-        for i in ids:
-            self.rows.get(name, {}).pop(i, None)
 
 
 @pytest.fixture
