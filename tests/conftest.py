@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from quill_core import Quill, Settings
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, free_port, serve
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+from tests.servers import free_port, serve
 
 
 @pytest.fixture
@@ -62,8 +63,8 @@ def chroma_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_lm():
-    """``(model, tokenizer)`` of :func:`tests.fakes.tiny_causal_lm`, built once per session and shared: do not
+    """``(model, tokenizer)`` of :func:`tests.tinymodels.tiny_causal_lm`, built once per session and shared: do not
     change the model (wrap it, or ``copy.deepcopy`` it first)."""
-    from tests.fakes import tiny_causal_lm
+    from tests.tinymodels import tiny_causal_lm
 
     return tiny_causal_lm()

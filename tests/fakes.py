@@ -5,24 +5,16 @@ never from one another.
   (``Embedder``), :class:`FakeKB` (``Catalog`` and ``QuoteRecords``), :class:`FakeScorer` (``Scorer``),
   :class:`FakeGenerator` and :class:`PrefillGenerator` (``Generator``), :class:`FakeEntailer` and
   :class:`OverlapEntailer` (``Entailer``).
-- Other stand-ins: :class:`FakeStore` (a ``VectorStore``), :class:`ChatEndpoint` (an OpenAI-compatible server),
-  :class:`CharTokenizer` with :func:`tiny_causal_lm` (a real tiny LM for the scorer), :class:`ChatTokenizer` with
-  :class:`EchoModel` (a local chat model for the generator).
-- Helpers: ``SAMPLE_QUOTES``, :func:`free_port`, :func:`serve`.
+- Other stand-ins: :class:`FakeStore` (a ``VectorStore``), :class:`ChatEndpoint` (an OpenAI-compatible server).
+- ``SAMPLE_QUOTES``. Tiny real models are in ``tests/tinymodels.py``, test servers in ``tests/servers.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
-import socket
-import subprocess
-import time
-import urllib.request
 from dataclasses import replace
-from pathlib import Path
 from typing import Iterable, Literal, get_args
 
 import numpy as np
@@ -344,117 +336,3 @@ SAMPLE_QUOTES = [
     Quote("知识就是力量。", author="培根", lang="zh", topics=("知识",), collections=("fixture",)),
     Quote("学而不思则罔，思而不学则殆。", author="孔子", work="论语", lang="zh", topics=("学习",), collections=("fixture",)),
 ]
-
-
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class CharTokenizer:
-    """One token per character (ids 2..vocab-1; ``<|endoftext|>`` is 0), with offsets: all the LM scorer needs,
-    so a tiny randomly initialised model can stand in for a real LM."""
-
-    is_fast = True
-    unk_token_id = None
-    bos_token_id = None
-    eos_token_id = 1
-
-    def __init__(self, vocab: int = 256) -> None:
-        self.vocab = vocab
-
-    def __call__(self, text, add_special_tokens=False, return_offsets_mapping=False):
-        out = {"input_ids": [2 + ord(ch) % (self.vocab - 2) for ch in text]}
-        if return_offsets_mapping:
-            out["offset_mapping"] = [(i, i + 1) for i in range(len(text))]
-        return out
-
-    def convert_tokens_to_ids(self, token):
-        return 0 if token == "<|endoftext|>" else None
-
-
-@contextlib.contextmanager
-def serve(cmd: list[str], *, health_url: str, log_path: Path, timeout: float = 90, **popen):
-    """Run a server process until ``health_url`` answers (else fail the test with its log's tail); stop it after."""
-    import pytest
-
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, **popen)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                urllib.request.urlopen(health_url, timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    proc.kill()
-                    pytest.fail(f"{cmd[0]} did not start: {log_path.read_text(errors='replace')[-3000:]}")
-                time.sleep(0.3)
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-TINY_LM_VOCAB = 260
-
-
-def tiny_causal_lm(vocab: int = TINY_LM_VOCAB):
-    """``(model, tokenizer)``: a tiny randomly initialised Llama (seed 0, real transformers code paths, KV cache
-    included) in eval mode and a :class:`CharTokenizer`. Tests share one per session (the ``tiny_lm`` fixture);
-    a test that changes the model builds its own or works on a ``copy.deepcopy``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096)
-    with torch.random.fork_rng():  # the same weights every time; other tests' random streams are left alone
-        torch.manual_seed(0)
-        model = LlamaForCausalLM(config).eval()
-    return model, CharTokenizer(vocab)
-
-
-class ChatTokenizer:
-    """A chat tokenizer for the local generator: one token per character (its code point; 0 pads and ends), and a
-    chat template that writes each message as ``<role>content``."""
-
-    chat_template = "fake"
-    pad_token_id = 0
-    eos_token_id = 0
-
-    def apply_chat_template(self, chat, tokenize=False, add_generation_prompt=True):
-        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + ("<assistant>" if add_generation_prompt else "")
-
-    def __call__(self, text, return_tensors=None, add_special_tokens=False):
-        import torch
-
-        return {"input_ids": torch.tensor([[ord(c) for c in text]])}
-
-    def decode(self, ids, skip_special_tokens=True):
-        return "".join(chr(int(i)) for i in ids if int(i))
-
-
-class EchoModel:
-    """A causal LM for :class:`ChatTokenizer` that generates a fixed continuation one character per step, honouring
-    stopping criteria; ``options`` keeps the generation options it was last called with."""
-
-    def __init__(self, continuation) -> None:
-        self.continuation = continuation
-        self.options = None
-
-    def generate(self, input_ids, max_new_tokens, stopping_criteria=None, **options):
-        import torch
-
-        self.options = options
-        ids = input_ids
-        for ch in self.continuation[:max_new_tokens]:
-            ids = torch.cat([ids, torch.tensor([[ord(ch)]])], dim=1)
-            if stopping_criteria and bool(stopping_criteria[0](ids, None)[0]):
-                break
-        return ids

@@ -16,7 +16,7 @@ import pytest
 
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 
-from tests.fakes import free_port, serve
+from tests.servers import free_port, serve
 from tests.ui.conftest import ROOT, XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

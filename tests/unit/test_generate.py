@@ -10,7 +10,8 @@ import pytest
 from quill_core._config import Settings
 from quill_core._errors import ConfigError, GenerationError
 from quill_core._generate import OpenAIChatGenerator, TransformersGenerator, load_generator
-from tests.fakes import ChatEndpoint, ChatTokenizer, EchoModel, chat_reply
+from tests.fakes import ChatEndpoint, chat_reply
+from tests.tinymodels import ChatTokenizer, EchoModel
 
 
 def test_chat_completion_round_trip():

@@ -14,7 +14,8 @@ from quill_core._criteria import Measurement, assess, criteria, quill_value, tot
 from quill_core._rank import fuse, order
 from quill_core._scorer import NLL, PassageNLL, PerplexityScorer
 from quill_core._types import Pool
-from tests.fakes import SAMPLE_QUOTES, CharTokenizer, FakeEmbedder, FakeScorer
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, FakeScorer
+from tests.tinymodels import CharTokenizer
 
 
 @pytest.fixture
