@@ -15,7 +15,6 @@ from quill_core._rank import fuse, order
 from quill_core._scorer import NLL, PassageNLL, PerplexityScorer
 from quill_core._types import Pool
 from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, FakeScorer
-from tests.tinymodels import CharTokenizer
 
 
 @pytest.fixture
@@ -213,14 +212,9 @@ def test_score_judges_a_given_quote(lm_quill):
 
 # -- edge cases through a tiny real LM --------------------------------------------------------------------------------
 @pytest.fixture
-def tiny_quill(tmp_path):
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                         num_attention_heads=4, num_key_value_heads=2)).eval()
-    scorer = PerplexityScorer(model=model, tokenizer=CharTokenizer(252))
+def tiny_quill(tmp_path, tiny_lm):
+    model, tokenizer = tiny_lm
+    scorer = PerplexityScorer(model=model, tokenizer=tokenizer)
     q = Quill(Settings.load(home=tmp_path), embedder=FakeEmbedder(), scorer=scorer)
     q.kb.upsert(SAMPLE_QUOTES)
     return q
