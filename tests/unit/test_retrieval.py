@@ -82,3 +82,20 @@ def test_the_quote_collection_keeps_vectors_and_filter_fields_not_the_text(quill
     assert len(got["ids"]) == len(SAMPLE_QUOTES)
     assert not any(got["documents"])  # the knowledge base holds the text
     assert {m["lang"] for m in got["metadatas"]} == {"en", "zh"}
+
+
+@pytest.mark.parametrize("filters", [Filters(), Filters(lang="zh"), Filters(topic="knowledge"),
+                                     Filters(author="Francis Bacon")])
+def test_evaluation_retrieves_exactly_what_suggest_retrieves(quill, filters):
+    """Evaluation ranks quotes held in memory; with the same quotes it must find the same candidates, with the same
+    cosines, as the Chroma-backed retriever the app uses (else what we measure is not what users get)."""
+    from quill_core._query import parse_query
+    from quill_core._retrieve import MemoryCatalog, MemoryIndex, Retriever
+
+    memory = Retriever(MemoryCatalog(SAMPLE_QUOTES), quill.embedder, MemoryIndex(SAMPLE_QUOTES, quill.embedder))
+    query = parse_query("Knowledge is what gives us power over fear. [Q] 学习")
+    app, ours = quill.retriever.pool(query, k=5, filters=filters), memory.pool(query, k=5, filters=filters)
+    assert [c.quote.id for c in app.dense] == [c.quote.id for c in ours.dense]
+    assert [(c.quote.id, c.similarity) for c in app.lexical] == [(c.quote.id, c.similarity) for c in ours.lexical]
+    assert app.cosine.keys() == ours.cosine.keys()
+    assert all(abs(app.cosine[i] - ours.cosine[i]) < 1e-5 for i in app.cosine)
