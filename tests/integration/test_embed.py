@@ -20,6 +20,11 @@ def use():
     return load_embedder("use")
 
 
+@pytest.fixture(scope="module")
+def e5():
+    return load_embedder("e5")
+
+
 def test_minilm_gives_unit_vectors_that_rank_paraphrases_first(minilm):
     v = minilm.embed_batch(["Knowledge is power.", "Information gives you strength.", "I had soup for lunch."])
     assert v.shape == (3, 384)
@@ -45,3 +50,12 @@ def test_multilingual_retrieval_crosses_languages(tmp_path, use):
     quill.kb.upsert(SAMPLE_QUOTES)
     hits = quill.retrieve("读书和学习让我们更有力量。[Q]", k=2)
     assert "知识就是力量。" in {h.quote.text for h in hits}
+
+
+def test_e5_matches_chinese_queries_to_english_quotes_and_back(e5):
+    quotes = e5.embed_batch(["Knowledge is power.", "A journey of a thousand miles begins with a single step.",
+                             "千里之行，始于足下。", "The train leaves at noon."])
+    assert quotes.shape == (4, 384) and np.allclose(np.linalg.norm(quotes, axis=1), 1.0, atol=1e-4)
+    zh, en = e5.embed_queries(["知识就是力量。", "Every long trip starts with one step."])
+    assert int(np.argmax(quotes @ zh)) == 0
+    assert (quotes @ en)[1] > (quotes @ en)[3] and (quotes @ en)[2] > (quotes @ en)[3]
