@@ -14,7 +14,7 @@
 | kb              | QUILL_KB               | "starter"                                  |
 | embedding_model | QUILL_EMBEDDING_MODEL  | "minilm" (packaged); "use" = multilingual  |
 | lm_model        | QUILL_LM_MODEL         | "smollm2" (packaged GGUF)                  |
-| lm_precision    | QUILL_LM_PRECISION     | "int8" (scoring; "float32" = exact)        |
+| lm_precision    | QUILL_LM_PRECISION     | "auto" (int8 if faster here; int8/float32) |
 | chroma_host     | QUILL_CHROMA_HOST      | "" (embedded persistent client)            |
 | chroma_port     | QUILL_CHROMA_PORT      | 8000                                       |
 | llm_base_url    | QUILL_LLM_BASE_URL     | "" (local generator)                       |
@@ -56,7 +56,7 @@ class Settings:
     kb: str = "starter"
     embedding_model: str = "minilm"
     lm_model: str = "smollm2"
-    lm_precision: str = "int8"
+    lm_precision: str = "auto"
     chroma_host: str = ""
     chroma_port: int = 8000
     llm_base_url: str = ""

@@ -12,15 +12,15 @@ layer is converted (torch's own dynamic quantization, one scale per call, reache
 from __future__ import annotations
 
 import copy
+import functools
 import threading
+import time
 import weakref
 from typing import Any
 
 import torch
 
 from ._errors import ModelError
-
-
 
 _QUANTIZED: "weakref.WeakSet[Any]" = weakref.WeakSet()
 """The models :func:`quantize_int8` made (see :func:`is_int8`); held weakly, so a dropped model is forgotten."""
@@ -111,3 +111,25 @@ def quantize_int8(model: Any) -> Any:
 def is_int8(model: Any) -> bool:
     """Whether ``model`` is a copy made by :func:`quantize_int8` (quantizing it again would only copy it)."""
     return model in _QUANTIZED
+
+
+@functools.cache
+def int8_is_faster() -> bool:
+    """Whether this CPU multiplies int8 matrices faster than float32 ones (measured once per process, a few ms).
+
+    ``torch._int_mm`` is fast only with int8 dot-product instructions (VNNI, AMX); without them (AVX2 alone) it falls
+    back to a scalar loop, measured here 130x slower than the float32 product, and int8 scoring would take minutes.
+    """
+    a = torch.randint(-127, 128, (64, 512), dtype=torch.int8)
+    b = torch.randint(-127, 128, (512, 512), dtype=torch.int8)
+    af, bf = a.float(), b.float()
+
+    def best(product: Any) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            product()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best(lambda: torch._int_mm(a, b)) < best(lambda: af @ bf)

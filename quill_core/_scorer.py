@@ -114,8 +114,9 @@ class PerplexityScorer:
     quote's head when it ends within its first ``head_chars`` characters.
 
     ``quantize`` runs an int8 copy of the model (:func:`quill_core._int8.quantize_int8`); by default it
-    follows ``settings.lm_precision`` (``"int8"``, the default, or ``"float32"``) for the model the scorer loads
-    itself, and is off for an injected model. In int8 the fast and naive paths agree to about 0.01 on a ranking total
+    follows ``settings.lm_precision`` (``"auto"``, the default: int8 where this CPU multiplies int8 faster than
+    float32, see :func:`quill_core._int8.int8_is_faster`; or ``"int8"``, or ``"float32"``) for the model the scorer
+    loads itself, and is off for an injected model. In int8 the fast and naive paths agree to about 0.01 on a ranking total
     (an occasional rounding flip); in float32, to float tolerance. The model is loaded lazily from ``settings``
     unless ``model`` and ``tokenizer`` are given.
     """
@@ -133,10 +134,12 @@ class PerplexityScorer:
         self.max_quote_tokens = max_quote_tokens
         self.batch_size = max(1, batch_size)
         precision = settings.lm_precision if settings else "float32"
-        if precision not in ("int8", "float32"):
-            raise ConfigError(f"QUILL_LM_PRECISION must be int8 or float32, got {precision!r}")
+        if precision not in ("auto", "int8", "float32"):
+            raise ConfigError(f"QUILL_LM_PRECISION must be auto, int8 or float32, got {precision!r}")
         if quantize is None:  # an injected model is used as given
-            quantize = precision == "int8" and model is None
+            from ._int8 import int8_is_faster
+
+            quantize = model is None and (precision == "int8" or (precision == "auto" and int8_is_faster()))
         self.quantize = quantize
         self.name = (settings.lm_model if settings else getattr(getattr(model, "config", None), "_name_or_path", "lm"))
         self._lock = threading.RLock()
