@@ -157,7 +157,7 @@ def walk(node: object, inherited: Mapping[str, object] | None = None) -> Iterato
             yield from walk(node[key], here)
 
 
-def clean_author(raw: str) -> str:
+def poet_name(raw: str) -> str:
     """A poet's name without a dynasty (（唐）孟浩然, 先秦：左丘明) or a disambiguating number (王炎2); anonymous
     markers (佚名, 无名氏) become no author."""
     name = re.sub(r"^\s*[（(][^）)]*[）)]\s*", "", raw or "")
@@ -183,7 +183,7 @@ def make_piece(doc: str, collection: str, work: str, author: str, paragraphs: tu
         texts = [" ".join(t.split("\n")) for t in texts]
     out = simplified_all(texts)
     n = len(raw_topics)
-    return Piece(doc=doc, collection=collection, work=out[0].strip(), author=clean_author(out[1]),
+    return Piece(doc=doc, collection=collection, work=out[0].strip(), author=poet_name(out[1]),
                  paragraphs=tuple(p for p in out[2 + n:] if p.strip()),
                  topics=tuple(dict.fromkeys(t for t in out[2:2 + n] if t)), popularity=popularity, prose=prose,
                  speakers=tuple((speakers or {}).items()))

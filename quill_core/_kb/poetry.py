@@ -64,7 +64,7 @@ from .._errors import InputError, NotFoundError
 from .._types import RejectedRow
 from .clean import Row, text_key
 from .npm import fetch_tarball
-from .poems import (ANONYMOUS, CORPORA, CURATED, RANKS, YUANQU, Piece, Spec, clean_author, corpus_piece,
+from .poems import (ANONYMOUS, CORPORA, CURATED, RANKS, YUANQU, Piece, Spec, poet_name, corpus_piece,
                     curated_pieces, full_text, match_key, piece_units)
 from .units import simplified_all
 
@@ -262,7 +262,7 @@ def _names(records: list[Mapping]) -> list[tuple[str, str]]:
     out = []
     for pair in simplified_all(raw):
         author, _, title = pair.partition("\t")
-        out.append((clean_author(author), " ".join(title.split())))
+        out.append((poet_name(author), " ".join(title.split())))
     return out
 
 
