@@ -134,7 +134,7 @@ class Quill:
 
     def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
         """Build a bundled tier into this Quill's knowledge base and index it."""
-        report = build_tier(self.kb, tier, progress=_scaled(progress, 0.0, 0.3))
+        report = build_tier(self.kb, tier, home=self.settings.home, progress=_scaled(progress, 0.0, 0.3))
         self.index(progress=_scaled(progress, 0.3, 1.0))
         return report
 

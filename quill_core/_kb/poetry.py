@@ -1,5 +1,6 @@
 """Chinese quotations from the npm package ``chinese-poetry`` 2.0.1 (MIT): a starter selection, a large one, and
-the full poems and chapters as source texts. Not wired into the bundled tiers (yet).
+the full poems and chapters as source texts. The ``chinese`` tier (:mod:`quill_core._kb.tiers`) imports the starter
+selection; the large selection and the source texts are not wired in yet.
 
 The package (85 MB tgz, 362 MB unpacked, 2,248 files) is fetched once by :func:`fetch_package` into
 ``QUILL_HOME/downloads/`` with ``npm pack`` and checked against npm's integrity hash :data:`INTEGRITY`; its JSON

