@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import altair as alt
 import pandas as pd

@@ -144,5 +144,5 @@ def test_spam_and_formatting_checks() -> None:
 
 
 def test_tiers_registry() -> None:
-    assert list(tiers.TIERS) == ["starter", "large"]
+    assert list(tiers.TIERS) == ["starter", "large", "chinese"]
     assert all(d and "\n" not in d for d in tiers.TIERS.values())

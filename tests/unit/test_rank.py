@@ -4,7 +4,6 @@ embedder; the edge cases run through a tiny real torch LM."""
 from __future__ import annotations
 
 import math
-import re
 
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st

@@ -99,3 +99,15 @@ def test_evaluation_retrieves_exactly_what_suggest_retrieves(quill, filters):
     assert [(c.quote.id, c.similarity) for c in app.lexical] == [(c.quote.id, c.similarity) for c in ours.lexical]
     assert app.cosine.keys() == ours.cosine.keys()
     assert all(abs(app.cosine[i] - ours.cosine[i]) < 1e-5 for i in app.cosine)
+
+
+def test_filter_options_and_browsing_follow_the_knowledge_base(quill):
+    """The Write page's filters and the Library's table come from the facade and see what was just imported."""
+    before = quill.filter_options()
+    assert set(before.langs) == {"en", "zh"} and "Socrates" in before.authors and "courage" in before.topics
+    quill.kb.upsert([Quote("Be water, my friend.", author="Bruce Lee", topics=("water",), collections=("x",))])
+    after = quill.filter_options()
+    assert "Bruce Lee" in after.authors and "water" in after.topics
+    page = quill.browse(search="water", limit=5)
+    assert page.total == 1 and [q.author for q in page.quotes] == ["Bruce Lee"]
+    assert quill.browse(lang="zh", limit=1, offset=1).total == 2 and len(quill.browse(lang="zh", limit=1).quotes) == 1
