@@ -175,8 +175,13 @@ def test_write_suggest_insert_and_every_page(server, open_page):
     _shoot(page, "write_insert")
 
     page.get_by_role("link", name="Verify").click()
+    page.get_by_role("heading", name="Verify").wait_for()
+    _idle(page)
     page.locator(".st-key-sample_draft button").click()
     _idle(page)
+    # the check must not start before the sample reached the text area (else it reads an empty draft)
+    page.wait_for_function("() => (document.querySelector('.st-key-draft textarea') || {}).value?.includes('Roosevelt')",
+                           timeout=SLOW_MS)
     page.locator(".st-key-verify_run button").click()
     page.locator(".st-key-ver-0").wait_for()
     _idle(page)
