@@ -167,16 +167,14 @@ def _gold_quotes(rows: Sequence[EvalRow]) -> list[Quote]:
     return list(seen.values())
 
 
-def corpus(rows: Sequence[EvalRow], *, embedder: Embedder, kb: Retriever | None = None) -> tuple[Retriever, list[Quote]]:
-    """The retriever evaluation ranks with: every gold quote of ``rows`` embedded in memory, merged with the
-    knowledge base behind ``kb`` when given (read only); also returns the gold quotes."""
-    gold = _gold_quotes(rows)
+def corpus(gold: Sequence[Quote], *, embedder: Embedder, kb: Retriever | None = None,
+           extra: Sequence[Quote] = ()) -> Retriever:
+    """The retriever evaluation ranks with: the ``gold`` quotes embedded in memory, merged with the knowledge base
+    behind ``kb`` when given (read only; ``extra`` are its quotes, for BM25 and lookups)."""
     dense: DenseIndex = MemoryIndex(gold, embedder)
-    extra: list[Quote] = []
     if kb is not None:
-        extra = list(kb.catalog.iter_quotes())
         dense = MergedIndex(dense, kb.dense)
-    return Retriever(MemoryCatalog([*gold, *extra]), embedder, dense), gold
+    return Retriever(MemoryCatalog([*gold, *extra]), embedder, dense)
 
 
 # -- running -----------------------------------------------------------------------------------------------------
@@ -185,9 +183,10 @@ def collect(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | Non
             progress: Progress | None = None) -> list[RowResult]:
     """Retrieve and measure every row once (the LM part only when ``scorer`` is given), with the same retriever
     and measurements ``Quill.suggest`` uses."""
-    retriever, gold = corpus(corpus_rows or rows, embedder=embedder, kb=kb)
+    gold = _gold_quotes(corpus_rows or rows)
+    extra = list(kb.catalog.iter_quotes()) if kb is not None else []  # read once: BM25, lookups, graded ids
+    retriever = corpus(gold, embedder=embedder, kb=kb, extra=extra)
     gold_by_key = {key(q.text): q for q in gold}
-    extra = list(kb.catalog.iter_quotes()) if kb is not None else []
     ids_by_key = {key(q.text): q.id for q in [*extra, *gold]}  # a gold quote wins over a KB quote of the same text
     out = []
     for number, row in enumerate(rows):
