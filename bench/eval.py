@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,7 @@ from quill_core._evaluate import collect, load_dataset, summarize  # noqa: E402
 from quill_core._scorer import PerplexityScorer  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "data" / "eval" / "quill_dev.jsonl"
-EMBEDDER = {"en": "minilm", "zh": "use"}
+EMBEDDER = {"en": "minilm", "zh": "e5"}
 GRID = {"quote_match": [0, 0.25, 0.5, 0.75, 1.0], "fluency": [0, 0.1, 0.2, 0.3, 0.4], "semantic_match": [0, 0.05, 0.1],
         "lexical": [0, 0.1], "novelty": [0, 0.05, 0.1]}
 FIXED = {"relevance": 1.0, "authenticity": 0.1, "credibility": 0.1}
@@ -78,6 +79,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--precision", choices=("int8", "float32"),
                     help="LM precision for scoring (default: QUILL_LM_PRECISION, else int8)")
+    ap.add_argument("--save", help="pickle each language's measured rows to SAVE.<lang>.pickle (re-tune offline)")
     args = ap.parse_args()
     if not DEV.is_file():
         print(f"{DEV} is absent: this benchmark needs ../shared", file=sys.stderr)
@@ -105,11 +107,14 @@ def main() -> int:
             if isinstance(m, dict):
                 m.pop("by_lang", None)
         figures[lang] = metrics
-        if lang == "en" and args.tune:
+        if args.save:
+            with open(f"{args.save}.{lang}.pickle", "wb") as fh:
+                pickle.dump(measured, fh)
+        if args.tune:
             w, score = grid_search(measured)
-            figures["tuned"] = {"weights": {k: v for k, v in w.as_dict().items() if k in GRID},
+            metrics["tuned"] = {"weights": {k: v for k, v in w.as_dict().items() if k in GRID},
                                 "mrr": round(score[0], 4), "hit@1": round(score[1], 4)}
-            figures["cv"] = cross_validate(measured)
+            metrics["cv"] = cross_validate(measured)
         if not args.json:
             print(f"{lang}: {len(rows)} rows ({len(lm_rows)} with the LM), {time.perf_counter() - started:.0f} s")
             for name in (*RANKERS, "lm_only"):
@@ -117,8 +122,9 @@ def main() -> int:
                     m = metrics[name]
                     print(f"  {name:<8} MRR {m['mrr']:.3f}  Hit@1 {m['hit@1']:.3f}  Hit@3 {m['hit@3']:.3f}  "
                           f"Hit@5 {m['hit@5']:.3f}  NDCG@3 {m['ndcg@3']:.3f}  (n={m['n']})")
-    if not args.json and "cv" in figures:
-        print(f"tuned in-sample: {figures['tuned']}\n5-fold cross-validated default: {figures['cv']}")
+    for lang in args.langs.split(","):
+        if not args.json and "cv" in figures.get(lang, {}):
+            print(f"{lang} tuned in-sample: {figures[lang]['tuned']}\n{lang} 5-fold cross-validated: {figures[lang]['cv']}")
     print(json.dumps(figures))
     return 0
 

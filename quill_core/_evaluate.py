@@ -22,10 +22,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._criteria import Measurement, Weights
+from ._criteria import Measurement, Weights, default_weights
 from ._embed import Embedder
 from ._errors import InputError, NotFoundError
-from ._query import MARKER, parse_query
+from ._query import MARKER, language_filter, parse_query
 from ._rank import RANKERS, candidates_for, get_ranker, measure, order
 from ._retrieve import DenseIndex, MemoryCatalog, MemoryIndex, MergedIndex, Retriever
 from ._scorer import Scorer
@@ -67,7 +67,7 @@ class EvalReport:
     embedder: str
     lm: str
     candidates: int
-    weights: Mapping[str, float]
+    weights: Mapping[str, Mapping[str, float]]  # paragraph language (or "all" when given) -> criterion -> weight
     seconds: float
 
 
@@ -80,6 +80,7 @@ class RowResult:
     relevance: Mapping[str, int]        # quote id -> graded relevance (gold included)
     ideal: tuple[int, ...]              # relevances of the judged quotes the corpus holds, best first
     lists: Mapping[str, tuple[Measurement, ...]]  # pool kind ("dense", "lexical", "fused") -> measured candidates
+    lang: str = "en"                    # the paragraph's language as detected (it picks the default weights)
 
 
 # -- dataset -----------------------------------------------------------------------------------------------------
@@ -194,20 +195,22 @@ def collect(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | Non
         relevance = {ids_by_key[key(t)]: r for t, r in row.graded.items() if key(t) in ids_by_key}
         relevance[gold_quote.id] = max(GOLD_RELEVANCE, relevance.get(gold_quote.id, 0))
         query = parse_query(row.context)
-        pool = retriever.pool(query, k=candidates)
+        pool = retriever.pool(query, k=candidates, filters=language_filter(query))  # the app's default
         lists = {kind: tuple(measure(query, candidates_for(kind, pool, k=candidates),
                                      scorer=scorer if kind == "fused" else None, pool=pool))
                  for kind in ("fused", "dense", "lexical")}
         out.append(RowResult(row=row, gold_id=gold_quote.id, relevance=relevance,
-                             ideal=tuple(sorted(relevance.values(), reverse=True)), lists=lists))
+                             ideal=tuple(sorted(relevance.values(), reverse=True)), lists=lists, lang=query.lang))
         if progress:
             progress((number + 1) / len(rows), f"row {number + 1} of {len(rows)}")
     return out
 
 
 def ranked(result: RowResult, ranker: str, weights: Weights | None = None) -> list[str]:
-    """Quote ids in the order ``ranker`` gives them for one collected row."""
-    return [s.quote.id for s in order(result.lists[get_ranker(ranker).pool], ranker=ranker, weights=weights)]
+    """Quote ids in the order ``ranker`` gives them for one collected row (without ``weights``: the defaults of the
+    paragraph's language, as in the app)."""
+    return [s.quote.id for s in order(result.lists[get_ranker(ranker).pool], ranker=ranker, weights=weights,
+                                      lang=result.lang)]
 
 
 def summarize(results: Sequence[RowResult], *, rankers: Sequence[str] = tuple(RANKERS),
@@ -235,10 +238,11 @@ def evaluate(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | No
     started = time.perf_counter()
     results = collect(rows, embedder=embedder, scorer=scorer if needs_lm else None, kb=kb,
                       corpus_rows=corpus_rows, candidates=candidates, progress=progress)
-    w = weights or Weights()
-    return EvalReport(rankers=summarize(results, rankers=rankers, weights=w), dataset=dataset, rows=len(rows),
+    used = {"all": weights} if weights is not None else {lang: default_weights(lang) for lang in
+                                                          sorted({r.lang for r in results})}
+    return EvalReport(rankers=summarize(results, rankers=rankers, weights=weights), dataset=dataset, rows=len(rows),
                       kb=kb_name, embedder=embedder.name, lm=lm if needs_lm else "", candidates=candidates,
-                      weights=w.as_dict(), seconds=time.perf_counter() - started)
+                      weights={k: w.as_dict() for k, w in used.items()}, seconds=time.perf_counter() - started)
 
 
 # -- reports -----------------------------------------------------------------------------------------------------
@@ -263,8 +267,9 @@ def write_report(report: EvalReport, directory: str | Path) -> tuple[Path, Path]
     langs = sorted({lang for m in report.rankers.values() for lang in m.by_lang})
     for lang in langs:
         table(f"Language: {lang}", {name: m.by_lang[lang] for name, m in report.rankers.items() if lang in m.by_lang})
-    lines += ["## Weights of the default ranker", "",
-              ", ".join(f"{k} {v:g}" for k, v in report.weights.items()), ""]
+    lines += ["## Weights of the default ranker", ""]
+    lines += [f"- {lang}: " + ", ".join(f"{k} {v:g}" for k, v in w.items()) for lang, w in report.weights.items()]
+    lines.append("")
     md = out / "report.md"
     md.write_text("\n".join(lines), encoding="utf-8")
     png = out / "report.png"

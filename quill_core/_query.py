@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ._errors import InputError
 from ._text import detect_lang, normalize, split_sentences
-from ._types import Query
+from ._types import Filters, Query
 
 MARKER = "[Q]"
 MAX_PARAGRAPH_CHARS = 20_000
 QUERY_CONTEXT_CHARS = 600
+AUTO_LANGS = ("en", "zh")
+"""The paragraph languages whose quotes "auto" picks (the starter's languages); any other paragraph sees every
+language."""
 
 
 def parse_query(paragraph: str, *, max_chars: int = MAX_PARAGRAPH_CHARS) -> Query:
@@ -35,3 +40,15 @@ def query_text(query: Query) -> str:
     after = split_sentences(query.after)[:1]
     text = " ".join(before + after) or query.text
     return normalize(text)[-QUERY_CONTEXT_CHARS:]
+
+
+def language_filter(query: Query, filters: Filters | None = None, *, quote_lang: str = "auto") -> Filters:
+    """``filters`` with the quotes' language decided: a language already in ``filters`` wins, then ``quote_lang``:
+    ``"auto"`` (the paragraph's own language, when it is one of :data:`AUTO_LANGS`), ``"any"`` (no filter) or a
+    language code."""
+    filters = filters or Filters()
+    if filters.lang or quote_lang == "any":
+        return filters
+    if quote_lang == "auto":
+        return replace(filters, lang=query.lang) if query.lang in AUTO_LANGS else filters
+    return replace(filters, lang=quote_lang)

@@ -178,7 +178,8 @@ class Quill:
         names = tuple(rankers or RANKERS)
         needs_lm = any(get_ranker(r).needs_lm for r in names)
         return evaluate(rows, embedder=self.embedder, scorer=self.scorer if needs_lm else None,
-                        kb=self._retriever_of(kb), rankers=names, weights=Weights.of(weights), candidates=candidates, corpus_rows=load_dataset(dataset),
+                        kb=self._retriever_of(kb), rankers=names, weights=Weights.of(weights) if weights is not None else None,
+                        candidates=candidates, corpus_rows=load_dataset(dataset),
                         dataset=str(dataset), kb_name=kb or "none", lm=self.settings.lm_model, progress=progress)
 
     def _retriever_of(self, kb: str) -> Retriever | None:

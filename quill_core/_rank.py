@@ -15,16 +15,20 @@ from types import MappingProxyType
 from typing import Callable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from ._criteria import (
+    LM_CRITERIA,
     Assessment,
     Measurement,
     Weights,
     assess,
     criteria,
+    default_weights,
     kb_assessment,
     quill_value,
     total,
+    unweighted_lm_note,
     why,
 )
+from ._embed import model_for
 from ._errors import InputError, QuillError
 from ._names import author_key, clean_author
 from ._query import query_text
@@ -138,15 +142,19 @@ def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Scorer | N
     return out
 
 
-def order(measurements: Sequence[Measurement], *, ranker: str = "default",
-          weights: Weights | None = None) -> list[Suggestion]:
+def order(measurements: Sequence[Measurement], *, ranker: str = "default", weights: Weights | None = None,
+          lang: str = "en") -> list[Suggestion]:
     """Suggestions for ``measurements`` ordered by ``ranker`` (measurements arrive in the retriever's order, which
-    breaks ties)."""
+    breaks ties); without ``weights``, the default weights of the paragraph's language ``lang``, and the breakdown
+    says which criteria that language leaves out."""
     spec = get_ranker(ranker)
-    w = weights or Weights()
+    w = weights or default_weights(lang)
+    note = "" if weights is not None else unweighted_lm_note(lang)
     suggestions = []
     for rank, m in enumerate(measurements):
         breakdown = criteria(m, w)
+        if note:
+            breakdown = tuple(replace(c, note=f"{c.note}; {note}") if c.name in LM_CRITERIA else c for c in breakdown)
         suggestions.append(Suggestion(quote=m.quote, score=float(spec.score(m, rank, breakdown)),
                                       breakdown=breakdown, similarity=m.cosine or 0.0, why=why(breakdown)))
     suggestions.sort(key=lambda s: -s.score)  # stable
@@ -176,14 +184,14 @@ def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None,
     spec = get_ranker(ranker)
     if k < 1 or candidates < 1:
         raise InputError("k and candidates must be at least 1")
-    w = Weights.of(weights)
+    w = Weights.of(weights) if weights is not None else None
     n = max(k, candidates)
     pool = retriever.pool(query, k=n, filters=filters)
     measured = measure(query, candidates_for(spec.pool, pool, k=n), scorer=scorer if spec.needs_lm else None,
                        pool=pool)
     if records is not None:
         _remember_novelty(records, measured)
-    best = order(measured, ranker=ranker, weights=w)[:k]
+    best = order(measured, ranker=ranker, weights=w, lang=query.lang)[:k]
     return [_with_provenance(s, provenance) for s in best] if provenance is not None else best
 
 
@@ -216,14 +224,14 @@ def score_quote(query: Query, quote: str, *, retriever: Retriever, scorer: Score
     text = (quote or "").strip()
     if not text:
         raise InputError("the quote is empty")
-    w = Weights.of(weights)
+    w = Weights.of(weights) if weights is not None else default_weights(query.lang)
     matches = list(records.by_key(text)) + [c.quote for c in retriever.search(text, k=5)]
     found, assessment = assess(text, author, matches)
     if found is not None and found.text == text and (not author or author_key(author) == author_key(found.author)):
         subject = found
     else:
         subject = Quote(text=text, author=clean_author(author), lang=detect_lang(text))
-    embedder = retriever.embedder
+    embedder = model_for(retriever.embedder, subject.lang)
     cosine = float(embedder.embed_queries([query_text(query)])[0] @ embedder.embed_batch([text])[0])
     measured = measure(query, [Candidate(subject, cosine)], scorer=scorer, pool=Pool(cosine={subject.id: cosine}),
                        assessments={subject.id: assessment})

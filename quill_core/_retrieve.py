@@ -9,15 +9,18 @@ vectors from a :class:`DenseIndex`; it never writes the knowledge base.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from dataclasses import replace
+from itertools import zip_longest
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ._embed import Embedder
+from ._embed import BilingualEmbedder, Embedder, model_for
 from ._lexical import LexicalIndex
 from ._names import author_key
 from ._query import query_text
 from ._store import VectorStore, collection_name
+from ._text import mostly_cjk
 from ._types import Candidate, Filters, Pool, Progress, Query, Quote
 
 EMBED_BATCH = 1024
@@ -41,7 +44,8 @@ class Catalog(Protocol):
 class DenseIndex(Protocol):
     """Nearest neighbours by cosine similarity, and the stored vectors of given quotes."""
 
-    def search(self, vector: np.ndarray, *, k: int, filters: Filters) -> list[tuple[str, float]]: ...
+    def search(self, vector: np.ndarray, *, k: int, filters: Filters,
+               exclude_lang: str = "") -> list[tuple[str, float]]: ...
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
@@ -69,26 +73,50 @@ class Retriever:
                 self._lexical = (revision, LexicalIndex(self.catalog.iter_quotes()))
             return self._lexical[1]
 
-    def search(self, text: str, *, k: int = 10, filters: Filters | None = None,
-               vector: np.ndarray | None = None) -> list[Candidate]:
-        """Dense nearest neighbours of a free text, best first; ``vector`` is its embedding when already known."""
-        vector = self.embedder.embed_batch([text])[0] if vector is None else vector
-        hits = self.dense.search(vector, k=k, filters=filters or Filters())
+    def _spaces(self, text: str, filters: Filters) -> list[tuple[Embedder, Filters, str]]:
+        """``(model, filters, language left out)`` for each vector space a search must cover: one, except for a
+        bilingual embedder asked for any language, whose Chinese and other quotes are searched apart (a cosine
+        between vectors of two models means nothing), the text's own language first."""
+        if not isinstance(self.embedder, BilingualEmbedder):
+            return [(self.embedder, filters, "")]
+        if filters.lang:
+            return [(model_for(self.embedder, filters.lang), filters, "")]
+        zh = BilingualEmbedder.CHINESE
+        spaces = [(self.embedder.for_lang(zh), replace(filters, lang=zh), ""), (self.embedder.for_lang(""), filters, zh)]
+        return spaces if mostly_cjk(text) else spaces[::-1]
+
+    def _dense(self, text: str, *, k: int, filters: Filters,
+               query: bool) -> tuple[list[Candidate], Callable[[Quote], np.ndarray]]:
+        """Dense hits of ``text`` (each space's list interleaved, best first) and, per quote, the query vector its
+        stored vector compares with."""
+        lists, vectors = [], []
+        spaces = self._spaces(text, filters)
+        for model, space_filters, exclude in spaces:
+            vector = (model.embed_queries if query else model.embed_batch)([text])[0]
+            vectors.append(vector)
+            lists.append(self.dense.search(vector, k=k, filters=space_filters, exclude_lang=exclude))
+        hits = [hit for rank in zip_longest(*lists) for hit in rank if hit is not None][:k]
         quotes = {q.id: q for q in self.catalog.get([i for i, _ in hits])}
-        return [Candidate(quote=quotes[i], similarity=s) for i, s in hits if i in quotes]
+        found = [Candidate(quote=quotes[i], similarity=s) for i, s in hits if i in quotes]
+        if len(vectors) == 1:
+            return found, lambda quote: vectors[0]
+        chinese = [model is self.embedder.for_lang(BilingualEmbedder.CHINESE) for model, _, _ in spaces]
+        return found, lambda quote: vectors[chinese.index(mostly_cjk(quote.text))]
+
+    def search(self, text: str, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
+        """Dense nearest neighbours of a free text (compared with quotes as an equal), best first."""
+        return self._dense(text, k=k, filters=filters or Filters(), query=False)[0]
 
     def retrieve(self, query: Query, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:
         """The ``k`` quotes nearest to the text around the query's insertion point."""
-        text = query_text(query)
-        return self.search(text, k=k, filters=filters, vector=self.embedder.embed_queries([text])[0])
+        return self._dense(query_text(query), k=k, filters=filters or Filters(), query=True)[0]
 
     def pool(self, query: Query, *, k: int, filters: Filters | None = None) -> Pool:
         """Dense and lexical candidates for ``query`` (the same filters on both), with the cosine of every candidate
         (lexical-only ones from their stored vectors, embedded on the spot where none is stored)."""
         filters = filters or Filters()
         text = query_text(query)
-        vector = self.embedder.embed_queries([text])[0]
-        dense = self.search(text, k=k, filters=filters, vector=vector)
+        dense, vector_for = self._dense(text, k=k, filters=filters, query=True)
         allowed = set(self.catalog.ids(author=filters.author, lang=filters.lang, topic=filters.topic)) \
             if has_filters(filters) else None
         hits = self.lexical.search(text, k=k, allowed=allowed)
@@ -100,7 +128,7 @@ class Retriever:
         unstored = [q for q in missing if q.id not in stored]
         if unstored:
             stored.update(zip([q.id for q in unstored], self.embedder.embed_batch([q.text for q in unstored])))
-        cosine.update({q.id: float(stored[q.id] @ vector) for q in missing})
+        cosine.update({q.id: float(stored[q.id] @ vector_for(q)) for q in missing})
         return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine)
 
 
@@ -146,19 +174,22 @@ class StoreIndex:
             self._synced = kb.revision
             return len(wanted)
 
-    def search(self, vector: np.ndarray, *, k: int, filters: Filters) -> list[tuple[str, float]]:
+    def search(self, vector: np.ndarray, *, k: int, filters: Filters,
+               exclude_lang: str = "") -> list[tuple[str, float]]:
         self.sync()
         allowed = self.kb.ids(topic=filters.topic, author=filters.author, lang=filters.lang) if filters.topic else None
-        return self.store.query(self.collection, vector, k=k, where=_where(filters), ids=allowed)
+        return self.store.query(self.collection, vector, k=k, where=_where(filters, exclude_lang), ids=allowed)
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self.store.vectors(self.collection, ids)
 
 
-def _where(filters: Filters) -> dict[str, Any] | None:
+def _where(filters: Filters, exclude_lang: str = "") -> dict[str, Any] | None:
     clauses: list[dict[str, Any]] = []
     if filters.lang:
         clauses.append({"lang": filters.lang})
+    if exclude_lang:
+        clauses.append({"lang": {"$ne": exclude_lang}})
     if filters.author:
         clauses.append({"author": author_key(filters.author)})
     if not clauses:
@@ -174,11 +205,13 @@ class MemoryIndex:
         self.matrix = embedder.embed_batch([q.text for q in self.quotes]) if self.quotes else np.zeros((0, 1))
         self._row = {q.id: i for i, q in enumerate(self.quotes)}
 
-    def search(self, vector: np.ndarray, *, k: int, filters: Filters) -> list[tuple[str, float]]:
+    def search(self, vector: np.ndarray, *, k: int, filters: Filters,
+               exclude_lang: str = "") -> list[tuple[str, float]]:
         if not self.quotes:
             return []
         sims = self.matrix @ vector
-        keep = [i for i in np.argsort(-sims, kind="stable") if _passes(self.quotes[i], filters)]
+        keep = [i for i in np.argsort(-sims, kind="stable")
+                if _passes(self.quotes[i], filters) and not (exclude_lang and self.quotes[i].lang == exclude_lang)]
         return [(self.quotes[i].id, float(sims[i])) for i in keep[:k]]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -197,10 +230,11 @@ class MergedIndex:
     def __init__(self, *indexes: DenseIndex) -> None:
         self.indexes = indexes
 
-    def search(self, vector: np.ndarray, *, k: int, filters: Filters) -> list[tuple[str, float]]:
+    def search(self, vector: np.ndarray, *, k: int, filters: Filters,
+               exclude_lang: str = "") -> list[tuple[str, float]]:
         hits: list[tuple[str, float]] = []
         for index in self.indexes:
-            hits += index.search(vector, k=k, filters=filters)
+            hits += index.search(vector, k=k, filters=filters, exclude_lang=exclude_lang)
         return sorted(dict(hits).items(), key=lambda item: -item[1])[:k]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -87,12 +87,18 @@ _lang_lock = threading.Lock()
 _detector_ready = False
 
 
+def mostly_cjk(text: str) -> bool:
+    """Whether CJK characters make up more than 30% of the letters of ``text`` (cheap: no language model)."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return bool(letters) and sum(is_cjk(ch) for ch in letters) / len(letters) > 0.3
+
+
 def detect_lang(text: str) -> str:
     """Language code of ``text``: 'zh' when CJK characters dominate, else langdetect (seeded, deterministic)."""
     letters = [ch for ch in text if ch.isalpha()]
     if not letters:
         return "en"
-    if sum(is_cjk(ch) for ch in letters) / len(letters) > 0.3:
+    if mostly_cjk(text):
         return "zh"
     if all(ord(ch) < 128 for ch in letters) and len(letters) < 12:
         return "en"

@@ -212,7 +212,8 @@ class RejectedRow:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did: rows read, new quotes, duplicates merged into existing ones, rows rejected."""
+    """What an import did: rows read, new quotes, duplicates merged into existing ones, rows rejected, and notes
+    on what was left out as a whole (e.g. a part whose download failed)."""
 
     source: str
     format: str
@@ -220,6 +221,7 @@ class ImportReport:
     imported: int = 0
     merged: int = 0
     rejected: tuple[RejectedRow, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

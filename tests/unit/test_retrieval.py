@@ -111,3 +111,38 @@ def test_filter_options_and_browsing_follow_the_knowledge_base(quill):
     page = quill.browse(search="water", limit=5)
     assert page.total == 1 and [q.author for q in page.quotes] == ["Bruce Lee"]
     assert quill.browse(lang="zh", limit=1, offset=1).total == 2 and len(quill.browse(lang="zh", limit=1).quotes) == 1
+
+
+class _Rotated(FakeEmbedder):
+    """Another model: the same bag of words in a permuted vector space (its cosines with the first mean nothing)."""
+
+    def embed_batch(self, texts):
+        return super().embed_batch(texts)[:, ::-1].copy()
+
+
+def _bilingual():
+    from quill_core._embed import BilingualEmbedder
+
+    return BilingualEmbedder(other=FakeEmbedder(), chinese=_Rotated(name="rotated"))
+
+
+@pytest.mark.parametrize("lang", ["", "zh", "en"])
+def test_a_bilingual_embedder_searches_each_language_with_its_own_model(settings, lang):
+    from quill_core._query import parse_query
+    from quill_core._retrieve import MemoryCatalog, MemoryIndex, Retriever
+
+    embedder = _bilingual()
+    q = Quill(settings, embedder=embedder)
+    q.kb.upsert(SAMPLE_QUOTES)
+    query = parse_query("knowledge is power, 知识就是力量 [Q]")
+    pool = q.retriever.pool(query, k=len(SAMPLE_QUOTES), filters=Filters(lang=lang))
+    langs = {c.quote.lang for c in pool.dense}
+    assert langs == ({"zh", "en"} if not lang else {lang})
+    text = "knowledge is power, 知识就是力量"
+    for c in pool.dense:  # every cosine is between vectors of one model
+        model = embedder.for_lang(c.quote.lang)
+        assert abs(c.similarity - float(model.embed_batch([c.quote.text])[0] @ model.embed_queries([text])[0])) < 1e-5
+    memory = Retriever(MemoryCatalog(SAMPLE_QUOTES), embedder, MemoryIndex(SAMPLE_QUOTES, embedder))
+    ours = memory.pool(query, k=len(SAMPLE_QUOTES), filters=Filters(lang=lang))
+    assert [c.quote.id for c in pool.dense] == [c.quote.id for c in ours.dense]
+    assert all(abs(pool.cosine[i] - ours.cosine[i]) < 1e-5 for i in pool.cosine)
