@@ -182,7 +182,8 @@ def collect(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | Non
             corpus_rows: Sequence[EvalRow] | None = None, candidates: int = 20,
             progress: Progress | None = None) -> list[RowResult]:
     """Retrieve and measure every row once (the LM part only when ``scorer`` is given), with the same retriever
-    and measurements ``Quill.suggest`` uses."""
+    and measurements ``Quill.suggest`` uses. No language filter: ``suggest``'s default of quotes in the
+    paragraph's language (its ``quote_lang``) is an app choice, not part of what the rankers are measured on."""
     gold = _gold_quotes(corpus_rows or rows)
     extra = list(kb.catalog.iter_quotes()) if kb is not None else []  # read once: BM25, lookups, graded ids
     retriever = corpus(gold, embedder=embedder, kb=kb, extra=extra)
