@@ -27,7 +27,7 @@ from quill_core import InputError, Quill, QuillError, Settings, Span, decode_tex
 
 __all__ = [
     "ASSETS", "MAX_UPLOAD_BYTES", "MAX_IMPORT_BYTES", "TONE_COLORS", "ProgressBar", "app_started", "guard", "kb_write",
-    "load_css", "make_quill", "md", "page_header", "prepare", "quill", "read_upload", "route_through_app",
+    "lang_name", "load_css", "make_quill", "md", "page_header", "prepare", "quill", "read_upload", "route_through_app",
     "run_step", "sample", "saved_upload", "show_highlight",
 ]
 
@@ -38,6 +38,7 @@ MAX_IMPORT_BYTES = 25 * 1024 * 1024  # knowledge-base files and evaluation sets 
 log = logging.getLogger("quill.app")
 TONE_COLORS = {"success": "green", "info": "blue", "warning": "orange", "error": "red", "neutral": "gray"}
 """The Streamlit colour of each tone the core gives a status (``quill_core.Badge.tone``, verdict tones)."""
+LANG_NAMES = {"en": "English", "zh": "Chinese"}  # display names; any other code is shown as it is
 
 # One knowledge-base write (first-run build, import, tier build) at a time across every session of this process.
 _build_lock = threading.Lock()
@@ -126,6 +127,11 @@ def saved_upload(settings: Settings, upload: Any, *, max_bytes: int = MAX_IMPORT
         raise type(exc)(message) from exc
     finally:
         shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def lang_name(code: str) -> str:
+    """A language's display name (``zh`` -> Chinese; an unnamed code as it is)."""
+    return LANG_NAMES.get(code, code or "unknown")
 
 
 def sample(name: str) -> str:

@@ -41,11 +41,14 @@ def stats_section(q: Quill) -> KBStats:
     cols[1].metric("Authors", f"{s.authors:,}", border=True)
     cols[2].metric("Languages", f"{len(s.by_lang):,}", border=True)
     cols[3].metric("Collections", f"{len(s.by_collection):,}", border=True)
+    by_lang = {ui.lang_name(code): n for code, n in s.by_lang.items()}
+    if by_lang:
+        st.container(key="lib_by_lang").caption(" · ".join(f"{name}: {n:,}" for name, n in by_lang.items()))
     left, right = st.columns(2)
     with left:
         count_chart("Quotations by collection", "collection", s.by_collection)
     with right:
-        count_chart("Quotations by language", "language", s.by_lang)
+        count_chart("Quotations by language", "language", by_lang)
     return s
 
 
@@ -55,7 +58,8 @@ def browse_section(q: Quill, stats: KBStats) -> None:
     search = c1.text_input("Search", key="lib_search", placeholder="words in the quotation",
                            icon=":material/search:")
     author = c2.text_input("Author", key="lib_author", placeholder="any author")
-    lang = c3.selectbox("Language", [ANY, *sorted(stats.by_lang)], key="lib_lang")
+    lang = c3.selectbox("Language", [ANY, *sorted(stats.by_lang)], key="lib_lang",
+                        format_func=lambda c: c if c == ANY else ui.lang_name(c))
     collection = c4.selectbox("Collection", [ANY, *sorted(stats.by_collection)], key="lib_collection")
     page = int(state.get("lib_page", 1))
     filters = {"search": search.strip(), "author": author.strip(), "lang": "" if lang == ANY else lang,

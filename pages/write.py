@@ -14,7 +14,7 @@ from quill_core import MARKER, RANKERS, FilterOptions, Filters, InsertResult, Qu
 
 
 ANY = "Any"
-LANG_NAMES = {"en": "English", "zh": "Chinese"}
+SAME_LANGUAGE, ANY_LANGUAGE = "auto", "any"  # the quote_lang choices of Quill.suggest besides a language code
 state = st.session_state
 
 
@@ -41,17 +41,21 @@ def _accept() -> None:
         state.accepted = True
 
 
+def language_label(choice: str) -> str:
+    if choice == SAME_LANGUAGE:
+        return "Same as my paragraph"
+    if choice == ANY_LANGUAGE:
+        return "Any language"
+    return f"{ui.lang_name(choice)} only"
+
+
 # -- sidebar: filters, ranking and weights ---------------------------------------------------------------------
-def sidebar(q: Quill) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
-    """The filters, the other options of ``suggest`` (k, ranker, weights) and those of ``insert`` (drafts)."""
+def sidebar(choices: FilterOptions) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
+    """The filters, the other options of ``suggest`` (k, ranker, weights) and those of ``insert`` (drafts); the
+    quotes' language is chosen by the Suggest button."""
     with st.sidebar:
         st.subheader("Filters")
-        choices = FilterOptions()
-        with ui.guard("reading the knowledge base"):
-            choices = q.filter_options()
-        langs, authors, topics = choices.langs, choices.authors, choices.topics
-        lang = st.selectbox("Language", [ANY, *langs], key="f_lang",
-                            format_func=lambda c: c if c == ANY else f"{LANG_NAMES.get(c, c)} ({c})")
+        authors, topics = choices.authors, choices.topics
         author = st.selectbox("Author", [ANY, *authors], key="f_author", accept_new_options=True,
                               help="Only quotations by this author; type any name (spelling and case do not matter).")
         topic = st.selectbox("Topic", [ANY, *topics], key="f_topic", accept_new_options=True,
@@ -65,15 +69,18 @@ def sidebar(q: Quill) -> tuple[Filters, dict[str, Any], dict[str, Any]]:
                                          help="\n\n".join(f"**{r.label}**: {r.description}" for r in RANKERS.values()))
         if options["ranker"] == "default":  # the weights steer only the default ranker's total
             with st.expander("Criterion weights", icon=":material/tune:"):
-                st.caption("How much each criterion counts in the total score (0 leaves it out).")
-                options["weights"] = {name: st.slider(name.replace("_", " ").capitalize(), 0.0, 1.0, float(w), 0.05,
-                                                      key=f"w_{name}")
-                                      for name, w in Weights().as_dict().items()}
+                st.caption("How much each criterion counts in the total score (0 leaves it out). Left as they "
+                           "are, each paragraph language gets its own defaults (Chinese leaves out the language "
+                           "model's criteria).")
+                weights = {name: st.slider(name.replace("_", " ").capitalize(), 0.0, 1.0, float(w), 0.05,
+                                           key=f"w_{name}")
+                           for name, w in Weights().as_dict().items()}
+                options["weights"] = weights if weights != Weights().as_dict() else None
         st.subheader("Insertion")
         drafts = st.number_input("Drafts to compare", 1, 8, 4, key="drafts",
                                  help="More drafts find a better sentence but take longer.")
     filters = Filters(author="" if author in (ANY, None) else str(author).strip(),
-                      lang="" if lang == ANY else lang, topic="" if topic in (ANY, None) else str(topic).strip())
+                      topic="" if topic in (ANY, None) else str(topic).strip())
     return filters, options, {"drafts": int(drafts)}
 
 
@@ -113,7 +120,7 @@ def card(i: int, s: Suggestion) -> None:
             badges = st.container(horizontal=True, gap="small")
             badges.badge(badge.label, color=ui.TONE_COLORS[badge.tone],
                          icon=":material/verified:" if badge.tone == "success" else None, help=ui.md(badge.help))
-            badges.badge(LANG_NAMES.get(quote.lang, quote.lang), color="gray")
+            badges.badge(ui.lang_name(quote.lang), color="gray")
             for topic in quote.topics[:3]:
                 badges.badge(ui.md(topic, limit=30), color="violet")
             if s.why:
@@ -181,7 +188,10 @@ ui.route_through_app()
 ui.page_header("Write", "Paste a paragraph and mark where a quotation belongs with **\\[Q\\]** "
                         "(without a marker, Quill suggests one for the end). Then pick a quotation and insert it.")
 q = ui.quill()
-filters, suggest_options, insert_options = sidebar(q)
+choices = FilterOptions()
+with ui.guard("reading the knowledge base"):
+    choices = q.filter_options()
+filters, suggest_options, insert_options = sidebar(choices)
 
 samples = st.container(horizontal=True, gap="small")
 samples.button("English sample", key="sample_en", icon=":material/article:", on_click=_load_sample,
@@ -196,11 +206,17 @@ st.caption(f"{len(paragraph):,} characters · {marker_note}")
 if state.pop("accepted", False):
     st.success("Inserted. The paragraph above now carries the quotation.", icon=":material/check_circle:")
 
-if st.button("Suggest quotations", key="suggest", type="primary", icon=":material/auto_awesome:"):
+actions = st.container(horizontal=True, gap="medium", vertical_alignment="center")
+clicked = actions.button("Suggest quotations", key="suggest", type="primary", icon=":material/auto_awesome:")
+quote_lang = actions.segmented_control(
+    "Quotation language", [SAME_LANGUAGE, ANY_LANGUAGE, *choices.langs], default=SAME_LANGUAGE, required=True,
+    key="quote_lang", format_func=language_label, label_visibility="collapsed")
+if clicked:
     _forget_results()
     with ui.guard("finding quotations"):
         with st.spinner("Reading your paragraph and ranking quotations…"):
-            state.suggestions = q.suggest(paragraph, filters=filters, **suggest_options)
+            state.suggestions = q.suggest(paragraph, filters=filters, quote_lang=quote_lang or SAME_LANGUAGE,
+                                          **suggest_options)
 
 if "pending_insert" in state:
     index = state.pop("pending_insert")
@@ -215,8 +231,8 @@ insert_panel()
 suggestions = state.get("suggestions")
 if suggestions is not None:
     if not suggestions:
-        st.info("No quotation matches these filters. Loosen the language, author or topic filter in the sidebar.",
-                icon=":material/search_off:")
+        st.info("No quotation matches these filters. Choose “Any language” by the Suggest button, or loosen the "
+                "author or topic filter in the sidebar.", icon=":material/search_off:")
     else:
         st.subheader(f"{len(suggestions)} suggestion{'' if len(suggestions) == 1 else 's'}")
         for i, s in enumerate(suggestions):

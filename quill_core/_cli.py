@@ -119,9 +119,10 @@ def parse_weights(text: str | None) -> dict[str, float] | None:
 
 
 def _suggest(quill: Quill, args: argparse.Namespace) -> int:
-    filters = Filters(author=args.author or "", lang=args.lang or "", topic=args.topic or "")
+    filters = Filters(author=args.author or "", topic=args.topic or "")
     suggestions = quill.suggest(read_text(args), k=args.k, filters=filters, ranker=args.ranker,
-                                weights=parse_weights(args.weights), candidates=args.candidates)
+                                weights=parse_weights(args.weights), candidates=args.candidates,
+                                quote_lang=args.quote_lang)
     lines = [f"{i}. {s.score:.3f}  “{s.quote.text}” — {s.quote.author or 'Unknown'}"
              + (f"\n   {s.why}" if s.why else "") for i, s in enumerate(suggestions, 1)]
     emit(args, {"suggestions": suggestions}, "\n".join(lines) or "no suggestions")
@@ -251,7 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_text_source(p)
     p.add_argument("--k", type=int, default=5, help="number of suggestions")
     p.add_argument("--author", help="only quotes by this author")
-    p.add_argument("--lang", help="only quotes in this language (en, zh, ...)")
+    p.add_argument("--quote-lang", "--lang", dest="quote_lang", default="auto", metavar="LANG",
+                   help="the quotes' language: auto (default: the paragraph's, when the knowledge base holds quotes "
+                        "in it), any, or a language code (en, zh, ...)")
     p.add_argument("--topic", help="only quotes with this topic")
     p.add_argument("--ranker", default="default", choices=list(RANKERS),
                    help="; ".join(f"{r.name}: {r.description}" for r in RANKERS.values()))

@@ -25,7 +25,7 @@ import numpy as np
 from ._criteria import Measurement, Weights, default_weights
 from ._embed import Embedder
 from ._errors import InputError, NotFoundError
-from ._query import MARKER, language_filter, parse_query
+from ._query import MARKER, SAME_LANGUAGE, parse_query, quote_filters
 from ._rank import RANKERS, candidates_for, get_ranker, measure, order
 from ._retrieve import DenseIndex, MemoryCatalog, MemoryIndex, MergedIndex, Retriever
 from ._scorer import Scorer
@@ -183,19 +183,22 @@ def collect(rows: Sequence[EvalRow], *, embedder: Embedder, scorer: Scorer | Non
             corpus_rows: Sequence[EvalRow] | None = None, candidates: int = 20,
             progress: Progress | None = None) -> list[RowResult]:
     """Retrieve and measure every row once (the LM part only when ``scorer`` is given), with the same retriever
-    and measurements ``Quill.suggest`` uses."""
+    and measurements ``Quill.suggest`` uses, including its default of quotes in the paragraph's language (a bilingual
+    embedder's languages are not comparable by cosine, so searching all of them is a different product)."""
     gold = _gold_quotes(corpus_rows or rows)
     extra = list(kb.catalog.iter_quotes()) if kb is not None else []  # read once: BM25, lookups, graded ids
     retriever = corpus(gold, embedder=embedder, kb=kb, extra=extra)
     gold_by_key = {key(q.text): q for q in gold}
     ids_by_key = {key(q.text): q.id for q in [*extra, *gold]}  # a gold quote wins over a KB quote of the same text
+    langs = {q.lang for q in [*extra, *gold]}
     out = []
     for number, row in enumerate(rows):
         gold_quote = gold_by_key[key(row.quote)]
         relevance = {ids_by_key[key(t)]: r for t, r in row.graded.items() if key(t) in ids_by_key}
         relevance[gold_quote.id] = max(GOLD_RELEVANCE, relevance.get(gold_quote.id, 0))
         query = parse_query(row.context)
-        pool = retriever.pool(query, k=candidates, filters=language_filter(query))  # the app's default
+        filters = quote_filters(query, None, SAME_LANGUAGE, holds=langs.__contains__)  # the app's default
+        pool = retriever.pool(query, k=candidates, filters=filters)
         lists = {kind: tuple(measure(query, candidates_for(kind, pool, k=candidates),
                                      scorer=scorer if kind == "fused" else None, pool=pool))
                  for kind in ("fused", "dense", "lexical")}

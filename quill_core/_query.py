@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from ._errors import InputError
 from ._text import detect_lang, normalize, split_sentences
 from ._types import Filters, Query
 
 MARKER = "[Q]"
+SAME_LANGUAGE = "auto"  # quote_lang: quotes in the paragraph's language (when the knowledge base holds some)
+ANY_LANGUAGE = "any"  # quote_lang: quotes in every language
 MAX_PARAGRAPH_CHARS = 20_000
 QUERY_CONTEXT_CHARS = 600
-AUTO_LANGS = ("en", "zh")
-"""The paragraph languages whose quotes "auto" picks (the starter's languages); any other paragraph sees every
-language."""
 
 
 def parse_query(paragraph: str, *, max_chars: int = MAX_PARAGRAPH_CHARS) -> Query:
@@ -42,13 +42,26 @@ def query_text(query: Query) -> str:
     return normalize(text)[-QUERY_CONTEXT_CHARS:]
 
 
-def language_filter(query: Query, filters: Filters | None = None, *, quote_lang: str = "auto") -> Filters:
-    """``filters`` with the quotes' language decided: a language already in ``filters`` wins, then ``quote_lang``:
-    ``"auto"`` (the paragraph's own language, when it is one of :data:`AUTO_LANGS`), ``"any"`` (no filter) or a
-    language code."""
+def quote_filters(query: Query, filters: Filters | None, quote_lang: str, *,
+                  holds: Callable[[str], bool]) -> Filters:
+    """The retrieval filters of a suggestion request once ``quote_lang`` is applied (``holds(lang)``: whether the
+    knowledge base holds quotes in ``lang``).
+
+    ``"auto"`` keeps the quotes in the paragraph's language when the knowledge base holds some, and any language
+    otherwise (a paragraph in a language the knowledge base lacks still gets suggestions); ``"any"`` keeps every
+    language; a language code (``en``, ``zh``, ...) keeps that one, and is an :class:`InputError` when the knowledge
+    base holds none. A language already in ``filters`` was chosen explicitly: ``"auto"`` keeps it, and any other
+    choice must agree with it."""
     filters = filters or Filters()
-    if filters.lang or quote_lang == "any":
-        return filters
-    if quote_lang == "auto":
-        return replace(filters, lang=query.lang) if query.lang in AUTO_LANGS else filters
-    return replace(filters, lang=quote_lang)
+    choice = (quote_lang or SAME_LANGUAGE).strip().lower()
+    if choice == SAME_LANGUAGE:
+        if filters.lang:
+            return filters
+        return replace(filters, lang=query.lang if query.lang and holds(query.lang) else "")
+    lang = "" if choice == ANY_LANGUAGE else choice
+    if filters.lang and filters.lang != lang:
+        raise InputError(f"two quote languages were asked for ({filters.lang!r} and {quote_lang!r}): choose one")
+    if lang and not holds(lang):
+        raise InputError(f"the knowledge base holds no quotations in {lang!r}: choose a language it holds, "
+                         f"{ANY_LANGUAGE!r} or {SAME_LANGUAGE!r} (the paragraph's language)")
+    return replace(filters, lang=lang)

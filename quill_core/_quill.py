@@ -18,7 +18,7 @@ from ._generate import Generator
 from ._insert import insert
 from ._kb import KnowledgeBase, build_tier, import_file
 from ._names import author_key, clean_author
-from ._query import parse_query
+from ._query import SAME_LANGUAGE, parse_query, quote_filters
 from ._rank import RANKERS, get_ranker, score_quote, suggest
 from ._resources import Resources
 from ._retrieve import Retriever, StoreIndex
@@ -152,15 +152,24 @@ class Quill:
         return self.retriever.search(text, k=k, filters=filters)
 
     def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
-                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
+                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20,
+                quote_lang: str = SAME_LANGUAGE) -> list[Suggestion]:
         """The ``k`` best quotes for the paragraph's insertion point: ``candidates`` retrieved (dense + BM25), then
         ordered by ``ranker`` (see ``RANKERS``); ``weights`` (a :class:`Weights` or a name -> weight mapping)
-        adjusts the default ranker's criteria. Each suggestion carries its breakdown, a one-line ``why`` and its
+        adjusts the default ranker's criteria. ``quote_lang`` picks the quotes' language: ``"auto"`` the paragraph's
+        (when the knowledge base holds quotes in it), ``"any"``, or a language code (see
+        :func:`~quill_core._query.quote_filters`). Each suggestion carries its breakdown, a one-line ``why`` and its
         place in an added source text when found."""
         spec = get_ranker(ranker)
-        return suggest(_query(paragraph), retriever=self.retriever, scorer=self.scorer if spec.needs_lm else None,
+        query = _query(paragraph)
+        filters = quote_filters(query, filters, quote_lang, holds=self._holds_lang)
+        return suggest(query, retriever=self.retriever, scorer=self.scorer if spec.needs_lm else None,
                        records=self.kb, provenance=self.provenance if self._resources.has_sources() else None,
                        k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
+
+    def _holds_lang(self, lang: str) -> bool:
+        """Whether the knowledge base holds quotes in ``lang`` (its statistics are cached per revision)."""
+        return self.kb.stats().by_lang.get(lang, 0) > 0
 
     def score(self, paragraph: str | Query, quote: str, *, author: str = "",
               weights: Weights | Mapping[str, float] | None = None) -> Suggestion:

@@ -6,7 +6,7 @@ never from one another.
   :class:`FakeGenerator` and :class:`PrefillGenerator` (``Generator``), :class:`FakeEntailer` and
   :class:`OverlapEntailer` (``Entailer``).
 - Other stand-ins: :class:`FakeStore` (a ``VectorStore``), :class:`ChatEndpoint` (an OpenAI-compatible server).
-- ``SAMPLE_QUOTES``. Tiny real models are in ``tests/tinymodels.py``, test servers in ``tests/servers.py``.
+- ``SAMPLE_QUOTES`` and ``CHINESE_QUOTES`` (more Chinese lines for the app). Tiny real models are in ``tests/tinymodels.py``, test servers in ``tests/servers.py``.
 """
 
 from __future__ import annotations
@@ -338,4 +338,12 @@ SAMPLE_QUOTES = [
     Quote("Courage is grace under pressure.", author="Ernest Hemingway", topics=("courage",), collections=("fixture",)),
     Quote("知识就是力量。", author="培根", lang="zh", topics=("知识",), collections=("fixture",)),
     Quote("学而不思则罔，思而不学则殆。", author="孔子", work="论语", lang="zh", topics=("学习",), collections=("fixture",)),
+]
+CHINESE_QUOTES = [  # more Chinese lines for the app's Chinese flow (one in Traditional script, as some sources are)
+    Quote("读书不觉已春深，一寸光阴一寸金。", author="王贞白", work="白鹿洞二首", lang="zh", topics=("时间", "读书"),
+          collections=("fixture",)),
+    Quote("明日复明日，明日何其多。", author="钱福", work="明日歌", lang="zh", topics=("时间",), collections=("fixture",)),
+    Quote("海内存知己，天涯若比邻。", author="王勃", work="送杜少府之任蜀州", lang="zh", topics=("友情",),
+          collections=("fixture",)),
+    Quote("盛年不重來，一日難再晨。", author="陶淵明", work="雜詩", lang="zh", topics=("时间",), collections=("fixture",)),
 ]

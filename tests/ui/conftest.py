@@ -41,9 +41,10 @@ from quill_core import (
 )
 from quill_core._evaluate import RankerMetrics, load_dataset
 from quill_core._names import author_key
+from quill_core._query import quote_filters
 from quill_core._types import Criterion, Draft, Progress, RejectedRow
 from quill_core._verify import word_diff
-from tests.fakes import SAMPLE_QUOTES, FakeKB
+from tests.fakes import CHINESE_QUOTES, SAMPLE_QUOTES, FakeKB
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -80,7 +81,7 @@ class FakeQuill:
 
     def __init__(self, settings: Settings, quotes: list[Quote] | None = None) -> None:
         self.settings = settings
-        self.kb = FakeKB(list(SAMPLE_QUOTES if quotes is None else quotes))
+        self.kb = FakeKB(list([*SAMPLE_QUOTES, *CHINESE_QUOTES] if quotes is None else quotes))
         self.calls: list[tuple[str, Any]] = []
         self.fail: dict[str, Exception] = {}  # method name -> exception to raise
         self.sources = FakeSources()
@@ -147,12 +148,15 @@ class FakeQuill:
                             merged=len(good) - new, rejected=tuple(rejected))
 
     def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
-                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20) -> list[Suggestion]:
+                weights: Weights | Mapping[str, float] | None = None, candidates: int = 20,
+                quote_lang: str = "auto") -> list[Suggestion]:
+        """Quotes ranked by shared words (Chinese: shared characters), filtered as the core filters them (the
+        quotes' language resolved by the core's own rule); ``calls`` records the filters retrieval would get."""
         query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
-        filters = filters or Filters()
-        self.last_suggest = {"ranker": ranker, "weights": weights, "k": k}
+        filters = quote_filters(query, filters, quote_lang, holds=lambda lang: lang in self.kb.stats().by_lang)
+        self.last_suggest = {"ranker": ranker, "weights": weights, "k": k, "quote_lang": quote_lang}
         self._record("suggest", filters)
-        words = set(query.text.lower().replace(".", " ").split())
+        words = _tokens(query.text)
         out = []
         for q in self.kb.quotes.values():
             if filters.lang and q.lang != filters.lang:
@@ -161,7 +165,7 @@ class FakeQuill:
                 continue
             if filters.topic and filters.topic not in q.topics:
                 continue
-            overlap = len(words & set(q.text.lower().replace(".", " ").split()))
+            overlap = len(words & _tokens(q.text))
             sim = min(1.0, 0.2 + 0.15 * overlap)
             crit = (Criterion("matching", sim, raw=sim, weight=0.5, note="shared words"),
                     Criterion("fluency", 0.7, raw=12.5, weight=0.3, note="perplexity 12.5"),
@@ -180,11 +184,16 @@ class FakeQuill:
         for i in range(drafts):
             if progress:
                 progress((i + 1) / drafts, f"draft {i + 1} of {drafts}")
-        lead = f"As {author} put it, “" if author else "As the saying goes, “"
+        chinese = query.lang == "zh"
+        if chinese:
+            lead = f"正如{author}所说：“" if author else "古人云：“"
+        else:
+            lead = f"As {author} put it, “" if author else "As the saying goes, “"
         sentence = f"{lead}{text}”"
         before = query.before.rstrip()
-        glue = " " if before else ""
-        new = before + glue + sentence + (" " + query.after.lstrip() if query.after.strip() else "")
+        space = "" if chinese else " "
+        glue = space if before else ""
+        new = before + glue + sentence + (space + query.after.lstrip() if query.after.strip() else "")
         start = len(before) + len(glue) + len(lead)
         return InsertResult(paragraph=new, sentence=sentence, quote_span=(start, start + len(text)),
                             drafts=(Draft(sentence, fluency=0.8, attribution=0.9),
@@ -245,6 +254,11 @@ class FakeQuill:
                    for i, n in enumerate(names)}
         return EvalReport(rankers=metrics, dataset=str(path), rows=len(rows), kb="fake", embedder="fake", lm="",
                           candidates=20, weights={}, seconds=0.1)
+
+
+def _tokens(text: str) -> set[str]:
+    """The fake's words: whitespace-separated words, plus every Han character (Chinese has no spaces)."""
+    return set(text.lower().replace(".", " ").split()) | set(re.findall(r"[\u4e00-\u9fff]", text))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,6 +203,41 @@ def test_write_suggest_insert_and_every_page(server, open_page):
     _idle(page)
     assert page.locator(".st-key-eval_download button, .st-key-eval_download a").count() == 1
     _shoot(page, "evaluate")
+    assert dialogs == []
+
+
+def test_chinese_sample_gives_chinese_suggestions_and_any_language_is_one_click_away(server, open_page):
+    dialogs: list[str] = []
+    page = open_page(dialogs)
+    page.goto(f"{server}/library")
+    page.get_by_role("heading", name="Library").wait_for()
+    _idle(page)
+    zh = sum(1 for q in QUOTES if q.get("lang") == "zh")
+    assert f"Chinese: {zh}" in page.locator(".st-key-lib_by_lang").inner_text()  # counts per language
+
+    page.get_by_role("link", name="Write").click()
+    page.get_by_role("heading", name="Write").wait_for()
+    _idle(page)
+    page.locator(".st-key-sample_zh button").click()
+    _idle(page)
+    page.wait_for_function("() => (document.querySelector('.st-key-paragraph textarea') || {}).value?.includes('以后')",
+                           timeout=SLOW_MS)
+    page.locator(".st-key-suggest button").click()
+    page.locator(".st-key-card-0").wait_for()
+    _idle(page)
+    cards = page.locator("[class*='st-key-card-']").all_inner_texts()
+    assert len(cards) == zh  # the paragraph's language by default: every Chinese quote and no English one
+    assert all(re.search(r"[\u4e00-\u9fff]", card) and "Chinese" in card for card in cards), cards
+    assert page.locator(".st-key-card-0 [data-testid='stVegaLiteChart'], .st-key-card-0 .vega-embed").count() >= 1
+    _shoot(page, "write_zh")  # CI installs a CJK font: the cards show characters, not boxes
+
+    page.locator(".st-key-quote_lang button", has_text="Any language").click()
+    _idle(page)
+    page.locator(".st-key-suggest button").click()
+    _idle(page)
+    page.locator(".st-key-card-0").wait_for()
+    cards = page.locator("[class*='st-key-card-']").all_inner_texts()
+    assert len(cards) == 5 and any("English" in card for card in cards), cards
     assert dialogs == []
 
 

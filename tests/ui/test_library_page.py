@@ -22,10 +22,11 @@ def metrics(at) -> dict[str, str]:
 def test_statistics_and_browse_table(open_app):
     at = open_app(LIBRARY)
     assert not at.error and not at.exception
-    assert metrics(at)["Quotations"] == "8" and metrics(at)["Languages"] == "2"
+    assert metrics(at)["Quotations"] == "12" and metrics(at)["Languages"] == "2"
+    assert "English: 6 · Chinese: 6" in [c.value for c in at.caption]  # counts per language
     assert len(at.get("vega_lite_chart")) == 2  # by collection, by language
     table = at.dataframe[0].value
-    assert len(table) == 8 and "Knowledge is power." in set(table["quotation"])
+    assert len(table) == 12 and "Knowledge is power." in set(table["quotation"])
     at.text_input(key="lib_search").input("fear").run()
     assert list(at.dataframe[0].value["author"]) == ["Franklin D. Roosevelt"]
     at.text_input(key="lib_search").input("").run()
@@ -37,9 +38,9 @@ def test_browse_pages_through_a_large_knowledge_base(open_app, fake):
     fake.kb.upsert([Quote(f"Maxim number {i} of the archive.", author="Archivist", collections=("archive",))
                     for i in range(120)])
     at = open_app(LIBRARY)
-    assert any(c.value == "Showing 1–50 of 128" for c in at.caption)
+    assert any(c.value == "Showing 1–50 of 132" for c in at.caption)
     at.button(key="lib_next").click().run()
-    assert any(c.value == "Showing 51–100 of 128" for c in at.caption)
+    assert any(c.value == "Showing 51–100 of 132" for c in at.caption)
     at.selectbox(key="lib_collection").select("archive").run()  # new filters start at the first page again
     assert any(c.value == "Showing 1–50 of 120" for c in at.caption)
 
@@ -56,7 +57,7 @@ def test_import_reports_rejected_rows_with_line_numbers(open_app, fake):
     rejected = at.dataframe[-1].value
     assert list(rejected["line"]) == [3, 5] and "expected 2 fields" in rejected["reason"][0]
     assert ("import_file", ("mine.csv", "auto", "my quotes")) in fake.calls
-    assert len(fake.kb) == 10
+    assert len(fake.kb) == 14
     # the upload was written under QUILL_HOME and removed afterwards
     assert not any((fake.settings.home / "uploads").glob("*/*"))
 
@@ -71,7 +72,7 @@ def test_binary_or_unreadable_imports_are_refused_and_the_kb_is_untouched(open_a
     at.run()
     at.button(key="import_run").click().run()
     assert errors(at) == ["notes.txt: cannot detect the format (expected a 'quote' column)"]
-    assert len(fake.kb) == 8 and not at.exception
+    assert len(fake.kb) == 12 and not at.exception
 
 
 def test_build_a_tier_shows_progress_and_its_report(open_app, fake):
@@ -79,7 +80,7 @@ def test_build_a_tier_shows_progress_and_its_report(open_app, fake):
     at.button(key="build_starter").click().run()
     assert not at.error and not at.exception
     assert ("build", "starter") in fake.calls
-    assert metrics(at)["New quotations"] == "2" and metrics(at)["Quotations"] in ("8", "10")
+    assert metrics(at)["New quotations"] == "2" and metrics(at)["Quotations"] in ("12", "14")
     assert at.status and at.status[-1].label == "Starter knowledge base built"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from quill_core import ModelError, Quote
 from quill_core._sources import SourceInfo
-from tests.ui.conftest import XSS, errors, raw_markup
+from tests.ui.conftest import XSS, errors, raw_markup, shown
 
 
 def markdown(at) -> str:
@@ -30,22 +30,60 @@ def test_suggestions_show_quote_author_badges_score_and_a_breakdown_chart(open_a
 
 def test_sidebar_filters_reach_the_core(open_app, fake):
     at = open_app()
-    at.selectbox(key="f_lang").select("zh")
     at.selectbox(key="f_author").select("孔子")
     at = suggest(at, "学习的时候要多想一想。[Q]")
     filters = [d for name, d in fake.calls if name == "suggest"][-1]
-    assert (filters.lang, filters.author) == ("zh", "孔子")
+    assert (filters.lang, filters.author) == ("zh", "孔子")  # Chinese: the paragraph's language, by default
     assert "学而不思则罔" in markdown(at)
     assert "1 suggestion" in [h.value for h in at.subheader]
 
 
+def test_the_quotes_language_follows_the_paragraph_and_any_language_is_one_click_away(open_app, fake):
+    at = open_app()
+    at.slider(key="k").set_value(10)
+    choice = at.button_group(key="quote_lang")
+    assert choice.value == "auto"
+    assert choice.options == ["Same as my paragraph", "Any language", "English only", "Chinese only"]
+    at = suggest(at, "Knowledge is what we lacked, and imagination too. [Q]")
+    assert fake.last_suggest["quote_lang"] == "auto"
+    assert {s.quote.lang for s in at.session_state["suggestions"]} == {"en"}
+    at.button_group(key="quote_lang").set_value("any")
+    at = at.button(key="suggest").click().run()
+    assert fake.last_suggest["quote_lang"] == "any"
+    assert {s.quote.lang for s in at.session_state["suggestions"]} == {"en", "zh"}
+    assert ":gray-badge[Chinese]" in markdown(at)
+
+
+def test_the_chinese_sample_gets_chinese_cards_charts_badges_and_a_chinese_insertion(open_app, fake):
+    at = open_app()
+    at.button(key="sample_zh").click().run()
+    at = at.button(key="suggest").click().run()
+    assert not at.error and not at.exception
+    suggestions = at.session_state["suggestions"]
+    assert len(suggestions) == 5 and {s.quote.lang for s in suggestions} == {"zh"}
+    assert [f for name, f in fake.calls if name == "suggest"][-1].lang == "zh"
+    text = shown(markdown(at))
+    assert "“读书不觉已春深，一寸光阴一寸金。”" in text and "— **王贞白**, *白鹿洞二首*" in text  # the best card
+    assert "盛年不重來，一日難再晨。" in text  # a Traditional-script line shows as written
+    assert text.count(":gray-badge[Chinese]") == 5 and ":gray-badge[English]" not in text
+    assert "5 suggestions" in [h.value for h in at.subheader]
+    assert len(at.get("vega_lite_chart")) == 5 and len([m for m in at.metric if m.label == "Score"]) == 5
+    at.button(key="insert-0").click().run()
+    assert not at.error and not at.exception
+    preview = "".join(h.value for h in at.html if "<mark" in h.value)
+    assert "<mark" in preview and "读书不觉已春深，一寸光阴一寸金。" in preview
+    at.button(key="accept").click().run()
+    paragraph = at.text_area(key="paragraph").value
+    assert "吞掉。正如王贞白所说：“读书不觉已春深，一寸光阴一寸金。”与其等待" in paragraph and "[Q]" not in paragraph
+
+
 def test_no_match_is_a_friendly_note(open_app, fake):
     at = open_app()
-    at.selectbox(key="f_lang").select("zh")
+    at.button_group(key="quote_lang").set_value("zh")
     at.selectbox(key="f_topic").select("courage")
     at = suggest(at, "Some paragraph. [Q]")
     assert not at.error
-    assert any("No quotation matches" in i.value for i in at.info)
+    assert any("No quotation matches" in i.value and "Any language" in i.value for i in at.info)
 
 
 def test_insert_previews_the_highlighted_span_then_accept_replaces_the_paragraph(open_app, fake):
