@@ -1,13 +1,18 @@
 """Insertion with the default offline model: does every paragraph get a correct sentence, what gets rejected, how long.
 
-Data: bench/data/insert_paragraphs.jsonl (our own 20 paragraphs, 10 English and 10 Chinese, each with a ``[Q]``
-insertion point and a quote to bring in). Each runs the full insert stage (SmolLM2-135M-Instruct drafts, verbatim
-repair, fluency gate, localized LM attribution) with ``--drafts`` drafts.
+Data: bench/data/insert_paragraphs.jsonl (our own 24 paragraphs, 10 English and 14 Chinese, each with a ``[Q]``
+insertion point and a quote to bring in; the Chinese rows include anonymous lines with their work (诗经, 增广贤文),
+a poem named by its title and an English quote by a Latin-script author (Confucius) in a Chinese paragraph). Each
+runs the full insert stage (SmolLM2-135M-Instruct drafts, verbatim repair, fluency gate, localized LM attribution)
+with ``--drafts`` drafts.
 
-Figures: how many results hold the exact quote and name the author (and point ``quote_span`` at the quote), how
-many fell back to the template sentence, every draft's fate (accepted / rejected, by reason), and the time per
-insertion (median, p90) as seconds and as a ratio to a baseline measured in the same run: one greedy 32-token
-generation from a short prompt with the same model.
+Figures: how many results hold the exact quote and name the author as the sentence's language should (and point
+``quote_span`` at the quote; an anonymous quote must not be credited to 佚名 / Unknown), how many read as their
+language should (``style_ok``; ``style`` counts what did not: spaces or ASCII punctuation beside Chinese, Latin-script
+names in a Chinese sentence, Chinese characters in an English one, no closing punctuation), how many fell back to
+the template sentence, every draft's fate (accepted / rejected, by reason), and the time per insertion (median, p90)
+as seconds and as a ratio to a baseline measured in the same run: one greedy 32-token generation from a short prompt
+with the same model.
 
     .venv/bin/python bench/insert.py [--json] [--drafts 4] [--threads 2] [--limit N] [--home DIR]
 """
@@ -28,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from quill_core._attribution import LMEntailer  # noqa: E402
 from quill_core._config import Settings  # noqa: E402
+from quill_core._drafts import writing_author  # noqa: E402
 from quill_core._generate import load_generator  # noqa: E402
 from quill_core._insert import insert  # noqa: E402
 from quill_core._scorer import PerplexityScorer  # noqa: E402
@@ -43,10 +49,40 @@ def reason_kind(reason: str) -> str:
     return re.sub(r" of draft \d+$", "", reason).split(":")[0]
 
 
-def names_author(sentence: str, author: str) -> bool:
+def names_author(sentence: str, quote: Quote, lang: str) -> bool:
+    """The author named outside the quote as a sentence in ``lang`` should (孔子 for "Confucius" in Chinese); an
+    anonymous quote credited to nobody."""
+    outside = sentence.replace(quote.text, " ")
+    author = writing_author(quote, lang)
+    if not author:
+        return not re.search(r"佚名|无名氏|\b(?:[Aa]s|of|by) (?:Unknown|Anonymous)\b", outside)
     if has_cjk(author):
-        return author in sentence
-    return author.lower() in sentence.lower() or author.split()[-1].lower() in sentence.lower()
+        return author in outside
+    return author.lower() in outside.lower() or author.split()[-1].lower() in outside.lower()
+
+
+def style_problem(sentence: str, quote: Quote, lang: str) -> str:
+    """What makes the sentence read wrong for its language, outside the quote ('' when nothing)."""
+    outside = sentence.replace(quote.text, "\x00")
+    if lang == "zh":
+        author = writing_author(quote, lang)
+        if re.search(r"[\u4e00-\u9fff，。：；！？“”]\s+|\s+[\u4e00-\u9fff，。：；！？“”]", outside):
+            return "space beside Chinese"
+        if re.search(r"[,:;!?]", outside):
+            return "ASCII punctuation"
+        if re.search(r"(?<![A-Za-z])[A-Z][a-z]+", outside.replace(author, "") if author else outside):
+            return "Latin-script name"
+        body = sentence.rstrip("”’」』）")
+        if body[-1:] not in "。！？…" and not (body.endswith(quote.text) and body[-1:] in ".!?"):
+            return "no closing punctuation"  # an English quote's own full stop may end a Chinese sentence
+        return ""
+    known = [k for k in (quote.author, quote.work) if k]
+    rest = outside
+    for k in known:
+        rest = rest.replace(k, " ")
+    if has_cjk(rest):
+        return "Chinese characters"
+    return "" if sentence.rstrip("”’\"')")[-1:] in ".!?…。！？" else "no closing punctuation"
 
 
 def main() -> None:
@@ -78,6 +114,7 @@ def main() -> None:
 
     per_lang: dict[str, dict] = {}
     reasons: collections.Counter = collections.Counter()
+    styles: collections.Counter = collections.Counter()
     times: list[float] = []
     for row in rows:
         quote = Quote(row["quote"], row["author"], work=row.get("work", ""), lang=row["lang"])
@@ -88,11 +125,15 @@ def main() -> None:
         times.append(elapsed)
         s, e = result.quote_span
         ok = (result.paragraph[s:e] == quote.text and quote.text in result.sentence
-              and names_author(result.sentence, quote.author))
+              and names_author(result.sentence, quote, row["lang"]))
+        style = style_problem(result.sentence, quote, row["lang"])
         fallback = result.drafts[0].fallback
         stats = per_lang.setdefault(row["lang"], collections.Counter())
         stats["paragraphs"] += 1
         stats["correct"] += ok
+        stats["style_ok"] += not style
+        if style:
+            styles[f"{row['lang']}: {style}"] += 1
         stats["fallback"] += fallback
         generated = [d for d in result.drafts if not d.fallback]
         stats["drafts"] += len(generated)
@@ -101,7 +142,7 @@ def main() -> None:
             if d.rejected:
                 reasons[f"{row['lang']}: {reason_kind(d.rejected_reason)}"] += 1
         if not args.json:
-            mark = "ok " if ok else "BAD"
+            mark = "ok " if ok and not style else "BAD"
             print(f"{mark} {row['id']} {elapsed:5.1f}s {'[template] ' if fallback else ''}{result.sentence}")
             for d in result.drafts:
                 status = f"rejected ({d.rejected_reason})" if d.rejected else "template" if d.fallback else "ok"
@@ -112,6 +153,7 @@ def main() -> None:
         "paragraphs": len(rows), "drafts_per_insertion": args.drafts, "threads": args.threads,
         "correct": sum(v["correct"] for v in per_lang.values()),
         "by_lang": {k: dict(v) for k, v in per_lang.items()},
+        "style_ok": sum(v["style_ok"] for v in per_lang.values()), "style": dict(styles.most_common()),
         "rejections": dict(reasons.most_common()),
         "seconds_p50": round(p50, 2), "seconds_p90": round(p90, 2),
         "baseline_generate32_s": round(baseline, 3), "p50_ratio_to_baseline": round(p50 / baseline, 2),

@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Literal, Sequence
 
 from ._attribution import Entailer, localized_many, quote_evidence
-from ._drafts import WritingLang, check_draft, compose, first_line, quote_span, template_sentence, writing_lang
+from ._drafts import (WritingLang, check_draft, cited_work, compose, first_line, quote_span, template_sentence,
+                      work_verb, writing_author, writing_lang)
 from ._errors import GenerationError, InputError
 from ._generate import Generator, Message
 from ._text import HAN, detect_lang, normalize, split_sentences
-from ._names import clean_author
 from ._query import parse_query
 from ._scorer import Scorer
 from ._types import Draft, InsertResult, Progress, Quote
@@ -45,11 +45,19 @@ LEAD_TOKENS = 24            # forced drafts: the model's words before the quote 
 TAIL_TOKENS = 24            # ... and after it
 CONTEXT_CHARS = 500         # paragraph text the prompt shows on each side of the gap
 
-# Reply starts, cycled over the drafts; "" lets the model write the whole sentence. {a} is the author.
-LEADS: dict[WritingLang, tuple[str, ...]] = {
-    "en": ("", "In the words of {a}, “", "As {a} put it,", "{a} once said"),
-    "zh": ("", "正如{a}所说：“", "用{a}的话来说：“", "{a}曾说："),
+# Reply starts, cycled over the drafts; "" lets the model write the whole sentence. {a} is the author (as the
+# sentence names it), {w} the quote's work as a Chinese sentence cites it, {v} the verb for it (写道 / 说).
+LeadKind = Literal["author", "work", "anonymous", "anonymous work"]
+LEADS: dict[tuple[WritingLang, LeadKind], tuple[str, ...]] = {
+    ("en", "author"): ("", "In the words of {a}, “", "As {a} put it,", "{a} once said"),
+    ("en", "anonymous"): ("", "As the saying goes, “", "As the old saying has it, “", "As people say,"),
+    ("zh", "author"): ("", "正如{a}所说：“", "用{a}的话来说：“", "{a}曾说："),
+    ("zh", "work"): ("", "{a}在《{w}》中{v}：“", "正如{a}所说：“", "{a}曾说："),
+    ("zh", "anonymous"): ("", "俗话说：“", "常言道：“", "俗话说得好："),
+    ("zh", "anonymous work"): ("", "《{w}》中{v}：“", "古人云：“", "《{w}》有云："),
 }
+_NO_AUTHOR = {"en": "none (an anonymous saying: introduce it as a saying and name no one)",
+              "zh": "无（古语或俗语：用“俗话说”或“古人云”引出）"}
 _SYSTEM = ("You weave quotations into paragraphs. Given a paragraph with a gap marked [GAP], a quotation and its "
            "author, you reply with exactly one sentence for the gap, in the paragraph's language and voice. The "
            "sentence names the author and contains the quotation word for word inside quotation marks.")
@@ -67,7 +75,7 @@ _OPENERS = ("“", '"', "「")
 _INTRO_EN = re.compile(r"(?:[,:;—–-]|\b(?:said|says|say|wrote|writes|put it|observed|noted|remarked|declared|"
                        r"asked|told (?:us|them|me|him|her)|reminded (?:us|them|me|him|her)|believed|argued|insisted|"
                        r"claimed|warned|advised|that|words|goes|reads|quipped|once said|famously))\s*$", re.I)
-_INTRO_ZH = re.compile(r"(?:[：:，,]|说|道|写道|曰|言|讲|云|说过|提到|认为)\s*$")
+_INTRO_ZH = re.compile(r"(?:[：:，,]|说|道|写道|曰|言|讲|云|说过|提到|认为|有诗为证)\s*$")
 
 
 @dataclass(frozen=True)
@@ -98,10 +106,19 @@ def _evidence_items(quote: Quote, passage: str) -> list[str]:
     return items
 
 
-def _plans(n: int, k2: int, lang: WritingLang) -> list[_Plan]:
+def leads(quote: Quote, lang: WritingLang) -> tuple[str, ...]:
+    """The reply starts for ``quote`` in ``lang``, filled in: a named author, in Chinese also the quote's own work
+    when it has one (王勃在《杜少府之任蜀州》中写道：“); an anonymous quote is introduced as a saying (俗话说：“,
+    古人云：“, 《增广贤文》中写道：“), never credited to 佚名 or "unknown"."""
+    author, work = writing_author(quote, lang), cited_work(quote, lang)
+    kind: LeadKind = ("work" if work else "author") if author else ("anonymous work" if work else "anonymous")
+    table = LEADS.get((lang, kind)) or LEADS[(lang, "author" if author else "anonymous")]
+    return tuple(lead.format(a=author, w=work, v=work_verb(work)) for lead in table)
+
+
+def _plans(n: int, k2: int, starts: Sequence[str]) -> list[_Plan]:
     """Draft i: K cycles K2, K2-1, .., 1; the lead-ins cycle; even drafts greedy, odd ones sampled."""
-    leads = LEADS[lang]
-    return [_Plan(k=k2 - (i % k2), lead=leads[i % len(leads)],
+    return [_Plan(k=k2 - (i % k2), lead=starts[i % len(starts)],
                   temperature=0.0 if i % 2 == 0 else SAMPLE_TEMPERATURE, seed=i) for i in range(n)]
 
 
@@ -119,7 +136,7 @@ def _forced(generator: Generator, chat: list[Message], quote: Quote, plan: _Plan
             return start, ""  # no quotation opened on this line / the quote is already there: checked as it is
         start = start.rstrip()
         if start and not (_INTRO_ZH if lang == "zh" else _INTRO_EN).search(start):
-            return f"{start} “{quote.text}”", "quotation not introduced"
+            return f"{start}{'' if lang == 'zh' else ' '}“{quote.text}”", "quotation not introduced"
         head = start + ("" if lang == "zh" or not start else " ") + "“"
     prefill = head + quote.text + "”"
     return generator.generate(context + [("assistant", prefill)], temperature=plan.temperature,
@@ -135,7 +152,7 @@ def _budget(text: str) -> int:
 
 def _messages(before: str, after: str, quote: Quote, items: Sequence[str], plan: _Plan,
               lang: WritingLang) -> list[Message]:
-    author = clean_author(quote.author) or ("佚名" if lang == "zh" else "unknown")
+    author = writing_author(quote, lang) or _NO_AUTHOR[lang]
     gap_before = before[-CONTEXT_CHARS:].lstrip()
     gap_after = after[:CONTEXT_CHARS].rstrip()
     sep = "" if lang == "zh" else " "
@@ -147,7 +164,7 @@ def _messages(before: str, after: str, quote: Quote, items: Sequence[str], plan:
     chat: list[Message] = [("system", _SYSTEM), ("user", example_user), ("assistant", example_reply),
                            ("user", "\n".join(lines))]
     if plan.lead:
-        chat.append(("assistant", plan.lead.format(a=author)))
+        chat.append(("assistant", plan.lead))
     return chat
 
 
@@ -179,7 +196,7 @@ def insert(paragraph: str, quote: Quote, *, generator: Generator, scorer: Scorer
     lang = writing_lang(query.lang if query.text.strip() else detect_lang(quote.text))
     quote = replace(quote, text=quote.text.strip())
     items = _evidence_items(quote, passage)
-    plans = _plans(drafts, 1 + len(items), lang)
+    plans = _plans(drafts, 1 + len(items), leads(quote, lang))
     force = bool(getattr(generator, "prefill", False)) if force_quote is None else force_quote
     steps = drafts + 2
 

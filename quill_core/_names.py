@@ -8,6 +8,7 @@ import re
 from rapidfuzz import fuzz
 
 from ._text import has_cjk, normalize
+from ._zhnames import chinese_name
 
 ANONYMOUS = frozenset({"", "anonymous", "anon", "unknown", "unknown author", "author unknown", "n/a", "na", "none",
                        "various", "佚名", "无名氏", "未知"})
@@ -24,6 +25,16 @@ def clean_author(author: str | None) -> str:
 def author_key(author: str | None) -> str:
     """Key for comparing authors: cleaned, case-folded, letters only ('Albert  Einstein.' == 'albert einstein')."""
     return "".join(ch for ch in clean_author(author).casefold() if ch.isalnum())
+
+
+def chinese_form(author: str | None) -> str:
+    """How a Chinese sentence names ``author``: a Latin-script name with a known Chinese form takes it
+    ("Confucius" -> 孔子, "Albert Einstein" -> 爱因斯坦; :mod:`quill_core._zhnames`); any other name stays as written
+    (cleaned)."""
+    name = clean_author(author)
+    if not name or has_cjk(name):
+        return name
+    return chinese_name(author_key(name)) or name
 
 
 # -- same author: the one home of "do these two names name one person?" -----------------------------------------
@@ -67,14 +78,17 @@ def compatible_authors(a: str, b: str) -> bool:
 def same_author(claimed: str, actual: str) -> bool:
     """Whether an attribution (``claimed``, e.g. what a draft says) names the author of record (``actual``).
 
-    Nothing claimed or nothing on record: no contradiction (True). Chinese names (either key holds a Chinese
-    character) match when one key contains the other ("鲁迅" / "鲁迅先生"), but a Chinese name against an unknown
-    author does not. Other names follow :func:`compatible_authors`: initials and surname-only forms match
-    ("Einstein", "A. Einstein", "Albert Einstein"), suffixes are ignored, small misspellings forgiven.
+    Nothing claimed or nothing on record: no contradiction (True). A Latin-script name with a known Chinese form
+    is compared in that form (孔子 names "Confucius"). Chinese names (either key holds a Chinese character) match
+    when one key contains the other ("鲁迅" / "鲁迅先生"), but a Chinese name against an unknown author does not.
+    Other names follow :func:`compatible_authors`: initials and surname-only forms match ("Einstein",
+    "A. Einstein", "Albert Einstein"), suffixes are ignored, small misspellings forgiven.
     """
     if not claimed or not actual:
         return True
     ka, kb = author_key(claimed), author_key(actual)
+    if has_cjk(ka) != has_cjk(kb):
+        ka, kb = author_key(chinese_form(claimed)), author_key(chinese_form(actual))
     if has_cjk(ka + kb):
         return bool(ka and kb) and (ka in kb or kb in ka)
     return compatible_authors(claimed, actual)

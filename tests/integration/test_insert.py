@@ -1,10 +1,13 @@
 """Insertion with the real packaged SmolLM2-135M-Instruct (generator, fluency scorer and LM attribution).
 
-Lean on purpose: one English and one Chinese insertion, plus the generator's prefill / stop handling and the LM
+Lean on purpose: one English and three Chinese insertions (a named poet, an anonymous line with its work, a
+Latin-script author named in Chinese), plus the generator's prefill / stop handling and the LM
 attribution's preference for a draft that claims nothing beyond the evidence. The model is converted once for
 the module (about a minute on a busy machine)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -44,6 +47,22 @@ def test_chinese_insertion_keeps_the_exact_quote_and_author(lm_quill):
     assert result.paragraph[s:e] == quote.text
     assert "孔子" in result.sentence
     assert result.paragraph.startswith("小时候，我总觉得学习就是把书背下来。") and " " not in result.paragraph
+
+
+@pytest.mark.parametrize("quote, named", [
+    (Quote("关关雎鸠，在河之洲。", "", work="诗经·国风·周南·关雎", lang="zh"), ""),
+    (Quote("Real knowledge is to know the extent of one's ignorance.", "Confucius"), "孔子"),
+])
+def test_chinese_insertion_reads_as_chinese(lm_quill, quote, named):
+    para = "毕业那年，我们几个朋友各奔东西。[Q]十年过去了，我们仍然每周通一次电话。"
+    result = lm_quill.insert(para, quote, drafts=2)
+    s, e = result.quote_span
+    assert result.paragraph[s:e] == quote.text
+    outside = result.sentence.replace(quote.text, "")
+    assert named in outside and "佚名" not in outside and "Confucius" not in outside
+    assert not re.search(r"[\u4e00-\u9fff，。：“”]\s+[\u4e00-\u9fff，。：“”]", outside)
+    assert not re.search(r"(?<![A-Za-z])[A-Z][a-z]+", outside)
+    assert result.sentence[-1] in "。！？”…"
 
 
 def test_local_generator_continues_the_prefill_and_stops_at_the_line_end(lm_quill):

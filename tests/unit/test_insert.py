@@ -140,7 +140,7 @@ def test_chinese_template_and_wrong_language_draft():
     gen = FakeGenerator("As 孔子 said, “学而不思则罔，思而不学则殆。” and I agree with him completely.")
     result = insert(PARA_ZH, CONFUCIUS, generator=gen, drafts=1)
     assert result.drafts[-1].rejected_reason == "wrong language"
-    assert result.sentence == "正如孔子所说：“学而不思则罔，思而不学则殆。”"
+    assert result.sentence == "孔子在《论语》中说：“学而不思则罔，思而不学则殆。”"  # the template names the work it carries
     check_span(result, CONFUCIUS)
 
 
@@ -229,7 +229,7 @@ def test_quote_span_always_points_at_the_exact_quote(before, after, reply):
         return
     result = insert(para, EINSTEIN, generator=FakeGenerator(reply), drafts=1)
     check_span(result, EINSTEIN)
-    assert "Albert Einstein" in result.sentence
+    assert "Albert Einstein" in result.sentence or "爱因斯坦" in result.sentence  # a Chinese paragraph: his Chinese name
 
 
 def test_forced_drafts_copy_the_quote_by_construction():
@@ -253,5 +253,6 @@ def test_a_lead_in_that_opens_the_quote_skips_the_first_step():
     result = insert(PARA_ZH.replace("[Q]", "") + "[Q]", EINSTEIN, generator=gen, drafts=2)
     # draft 1 is free (two calls); draft 2's lead-in already ends with an opening mark (one call)
     assert [c["stop"] for c in gen.calls] == [("“", '"', "「"), ("\n",), ("\n",)]
-    assert gen.calls[2]["prefill"] == "正如Albert Einstein所说：“Imagination is more important than knowledge.”"
+    # a Chinese sentence names Einstein as Chinese readers know him
+    assert gen.calls[2]["prefill"] == "正如爱因斯坦所说：“Imagination is more important than knowledge.”"
     check_span(result, EINSTEIN)
