@@ -44,7 +44,8 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
        earliest rows first (the scrape lists each Goodreads tag's most-liked quotes first).
 
 Tier ``chinese`` (opt-in): the starter selection of :mod:`quill_core._kb.poetry` (the npm package
-``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its integrity hash).
+``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its integrity hash); its full
+poems and chapters become the source texts ``chinese-poetry`` (``QUILL_HOME/sources``).
 
 Both English tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
 (:mod:`quill_core._kb.merge`) across the two sources; a quote found in both lists both collection names.
@@ -334,10 +335,13 @@ def _build_chinese(kb: KnowledgeBase, home: Path | None, say: Progress) -> Impor
     say(0.0, "fetching the chinese-poetry package (once)")
     tarball = poetry.fetch_package(home)
     say(0.2, "reading the poems and classics")
-    rows = list(poetry.starter_rows(tarball))
+    rows, poems = poetry.starter_selection(tarball)
     with kb.transaction():
-        return import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
-                              progress=_part(say, 0.4, 1.0), total=len(rows))
+        report = import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
+                                progress=_part(say, 0.4, 0.95), total=len(rows))
+    say(0.95, f"storing {len(poems):,} poems and chapters as source texts")
+    poetry.store_source_texts(home, poems)  # verification and provenance find a quote in its poem
+    return report
 
 
 def _part(say: Progress, lo: float, hi: float) -> Progress:
