@@ -177,7 +177,8 @@ def _verify(quill: Quill, args: argparse.Namespace) -> int:
     lines = []
     for v in results:
         lines.append(f"{v.start}-{v.end}  {v.verdict.upper():<13} “{v.text}”"
-                     + (f" (claimed: {v.claimed_author})" if v.claimed_author else ""))
+                     + (f" (claimed: {v.claimed_author}{f'《{v.claimed_work}》' if v.claimed_work else ''})"
+                        if v.claimed_author or v.claimed_work else ""))
         if v.canonical and v.verdict != "verbatim":
             lines.append(f"    canonical: “{v.canonical}” — {v.author or 'Unknown'}  (score {v.score:.1f})")
         elif v.author:

@@ -53,12 +53,14 @@ def _verification(v: Verification) -> dict[str, Any]:
         "author": v.author, "claimed_author": v.claimed_author, "score": v.score,
         "diff": [{"op": d.op, "canonical": d.canonical, "draft": d.draft} for d in v.diff],
     }
+    if v.claimed_work:
+        out["claimed_work"] = v.claimed_work
     if v.note:
         out["note"] = v.note
     if v.source is not None:
         s = v.source
         out["source"] = {"source": s.source, "doc": s.doc, "title": s.title, "author": s.author,
-                         "start": s.span.start, "end": s.span.end, "location": s.location}
+                         "start": s.span.start, "end": s.span.end, "location": s.location, "label": s.label}
     return out
 
 

@@ -7,7 +7,7 @@ import re
 
 from rapidfuzz import fuzz
 
-from ._text import has_cjk, normalize
+from ._text import has_cjk, key, normalize, simplified_chars
 from ._zhnames import chinese_name
 
 ANONYMOUS = frozenset({"", "anonymous", "anon", "unknown", "unknown author", "author unknown", "n/a", "na", "none",
@@ -100,3 +100,13 @@ def mentions_author(text: str, author: str) -> bool:
     words = re.findall(r"\w+", author.lower())
     pattern = r"\W+".join(re.escape(w) for w in words)
     return bool(words) and re.search(pattern, text.lower()) is not None
+
+
+def same_work(claimed: str, actual: str) -> bool:
+    """Whether a work a draft names (``claimed``, e.g. 送杜少府之任蜀州 from 《送杜少府之任蜀州》) is the work of record
+    (``actual``, e.g. 杜少府之任蜀州). Nothing on either side: no contradiction (True). Titles match when one key
+    contains the other (any script; 论语 / 论语·学而, Hamlet / The Tragedy of Hamlet), or by a small misspelling."""
+    ka, kb = simplified_chars(key(claimed)), simplified_chars(key(actual))
+    if not ka or not kb:
+        return True
+    return ka in kb or kb in ka or fuzz.ratio(ka, kb) >= 90

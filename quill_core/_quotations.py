@@ -1,8 +1,12 @@
-"""Find the quotations in a draft and the author the draft attributes each to.
+"""Find the quotations in a draft and the author (and work) the draft attributes each to.
 
 Quotations are text between “…”, "…", ‘…’, «…», „…“, 「…」 or 『…』, and unquoted clauses introduced by
-"as X said/wrote," (正如某某所说，…). The claimed author comes from the words around the quotation
-(“…” — Author; Author said, “…”; as Author wrote, “…”; “…,” said Author; 某某说：“…”; 正如某某所说，“…”).
+"as X said/wrote," (正如某某所说，…) or a Chinese citing verb and a colon (古人云：… / 某某有诗云：… / 子曰：…).
+The claimed author comes from the words around the quotation (“…” — Author; Author said, “…”; as Author wrote,
+“…”; “…,” said Author; 某某说：“…”; 某某曾写道：“…”; 正如某某所说，“…”; 某某有诗云：“…”; 某某在《作品》中写道：“…”;
+“…”——某某《作品》), the claimed work from a title in 《》. Chinese is read in Simplified script (a Traditional
+draft reads the same), with roles and dynasties dropped from a name (唐代诗人王勃 -> 王勃); the ancients, a
+saying or somebody (古人云, 俗话说, 有人说) name nobody, and 子曰 names 孔子.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ._names import clean_author
-from ._text import HAN_RANGES, is_cjk, key
+from ._text import HAN_RANGES, is_cjk, key, simplified_chars
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class Quotation:
     text: str
     claimed_author: str = ""
     marked: bool = True  # False for an unquoted "as X said, ..." clause
+    claimed_work: str = ""  # a work the draft names (《作品》), without the brackets
 
 
 _PAIRS = [("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u201e", "\u201c"), ("\u300c", "\u300d"),
@@ -35,27 +40,42 @@ _NOT_NAMES = {"he", "she", "it", "they", "we", "i", "you", "someone", "somebody"
               "there", "the", "a", "an", "my", "his", "her", "our", "their", "who", "which", "as", "so", "and", "but",
               "mr", "mrs", "ms", "dr", "sir", "god"}
 _ZH_PREFIXES = ("我们常说", "我记得", "记得", "正如", "就像", "如同", "所以", "因此", "但是", "然而", "我们", "我", "而", "但", "就", "是")
+_ZH_ROLE = re.compile(r"诗人|词人|文学家|思想家|哲学家|政治家|教育家|军事家|史学家|散文家|作家|诗圣|诗仙|诗佛")
+"""What a writer is (唐代诗人王勃): the name is what follows the last of these."""
+_ZH_ADVERBS = re.compile(r"(?:都|常常|常|总是|总|经常|一直|还|也|又|就|曾经|曾|早就|早已|的)+$")
+_ZH_NOBODY = ("古人", "古语", "古话", "古诗", "先人", "前人", "先贤", "圣人", "俗话", "俗语", "谚语", "常言", "老话",
+              "有人", "人们", "大家", "别人", "某人", "他们", "她们", "我们", "诗人", "词人", "作者", "老师", "朋友",
+              "父亲", "母亲", "爸爸", "妈妈", "爷爷", "奶奶", "同学", "专家", "学者", "书上", "诗中", "书中", "文中")
+"""Subjects that name nobody in particular: 古人云 / 俗话说 / 有人说 / 老师说 credit no author."""
+_ZH_VERB = (r"(?:曾经|曾|也|就|又|早就|早已)?(?:说过|说道|说得好|说|曰|写道|写过|写到|指出|讲过|讲|有言|有云|"
+            r"云(?=\s*[：:])|有诗云|诗云|诗曰|吟道|咏道|叹道|感叹道|提到过|提到)")
+_ZH_WORK = r"《(?P<work>[^《》\n]{1,30})》"
+_ZH_OPEN = r"[：:，,]?\s*$"
 
 _BEFORE_PATTERNS = [
     re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|so\s+\w+))?\s+{_VERB}(?:\s+(?:it|that))?\s*[,:]?\s*$"),
     re.compile(rf"\b[Ii]n\s+the\s+words\s+of\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})\s*[,:]?\s*$"),
     re.compile(rf"(?:^|[.!?;]\s+|\s)(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably|also|rightly))?\s+{_VERB}(?:\s+that)?\s*[,:]?\s*$"),
     re.compile(rf"(?:^|\n|[.!?]\s+)(?P<name>{_NAME})\s*:\s*$"),
-    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲|曾说|说)[的过]?[，,：:]?\s*$"),
-    re.compile(rf"(?P<name>{_ZH_NAME}?)(?:曾经|曾|也|就|又|早就)?(?:说过|说道|说|曰|写道|指出|讲过|有言|讲)[：:，,]?\s*$"),
-    re.compile(rf"(?P<name>{_ZH_NAME}?)在《[^》]{{1,30}}》(?:中|里)?(?:写道|说道|说)[：:，,]?\s*$"),
+    re.compile(rf"正如(?P<name>{_ZH_NAME}?)?(?:在?{_ZH_WORK}(?:一诗|一词|一文|一书)?(?:中|里)?)?(?:所说|所言|说的那样|说过的那样|所讲|曾说|所写|写的那样|说)[的过]?{_ZH_OPEN}"),
+    re.compile(rf"(?P<name>{_ZH_NAME}?)?(?:的|在)?{_ZH_WORK}(?:一诗|一词|一文|一书)?(?:中|里)?{_ZH_VERB}{_ZH_OPEN}"),
+    re.compile(rf"(?<![孔孟老庄荀墨韩朱曾列])(?P<sage>子)曰{_ZH_OPEN}"),
+    re.compile(rf"(?P<name>{_ZH_NAME}?){_ZH_VERB}{_ZH_OPEN}"),
 ]
 _AFTER_PATTERNS = [
     re.compile(rf"^\s*[,.]?\s*(?:—|–|--|―|-|——)\s*(?P<name>{_NAME})"),
     re.compile(rf"^\s*[,]?\s*(?:said|says|wrote|writes|observed|noted|remarked|declared|asked)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})"),
     re.compile(rf"^\s*[,]?\s*(?P<name>{_NAME})\s+(?:once\s+)?(?:said|says|wrote|writes|observed|noted|remarked|declared)\b"),
     re.compile(rf"^\s*\((?P<name>{_NAME})\)"),
-    re.compile(rf"^\s*[。，,.]?\s*(?:——|—|－－|--)\s*(?P<name>{_ZH_NAME})"),
+    re.compile(rf"^\s*[。，,.]?\s*(?:——|—|－－|--)\s*(?P<name>{_ZH_NAME}?)?(?:{_ZH_WORK}|(?=[^{HAN_RANGES}·《]|$))"),
 ]
 _UNQUOTED = [
     re.compile(rf"(?:\b[Aa]s|\b[Ll]ike)\s+(?:the\s+(?:[a-z]+\s+){{0,3}})?(?P<name>{_NAME})(?:\s+(?:once|famously|memorably))?\s+{_VERB}\s*[,:]\s*(?P<quote>[^\"“”«»「」『』\n][^\n]*?)(?=[.!?](?:\s|$)|\n|$)"),
-    re.compile(rf"正如(?P<name>{_ZH_NAME}?)(?:所说|所言|说的那样|说过的那样|所讲)[，,：:]\s*(?P<quote>[^“”「」『』\"\n][^。！？\n]*[。！？]?)"),
+    re.compile(rf"正如(?P<name>{_ZH_NAME}?)?(?:在?{_ZH_WORK}(?:中|里)?)?(?:所说|所言|说的那样|说过的那样|所讲|所写)[，,：:]\s*(?P<quote>[^“”「」『』\"\n][^。！？\n]*[。！？]?)"),
+    re.compile(r"(?:有诗云|诗云|有云|云|曰|写道|有言)(?:[：:]|(?<=诗云)[，,])\s*(?P<quote>[^“”「」『』\"\n][^。！？\n]*[。！？]?)"),
 ]
+"""Quotations without quotation marks: the text after an attribution, to the end of its sentence (the last pattern
+takes its author and work from the words before the verb, as for a marked quotation)."""
 
 
 def _clean_name(name: str, *, zh: bool) -> str:
@@ -64,7 +84,14 @@ def _clean_name(name: str, *, zh: bool) -> str:
         for prefix in _ZH_PREFIXES:
             if name.startswith(prefix) and len(name) - len(prefix) >= 2:
                 name = name[len(prefix) :]
-        return name
+        roles = list(_ZH_ROLE.finditer(name))
+        if roles and len(name) - roles[-1].end() >= 2:
+            name = name[roles[-1].end() :]
+        name = _ZH_ADVERBS.sub("", name)
+        cut = max(name.rfind("中"), name.rfind("里"), name.rfind("在"))
+        if cut >= 0 and len(name) - cut > 2:
+            name = name[cut + 1 :]
+        return "" if len(name) < 2 or name.endswith(_ZH_NOBODY) else name
     words = name.split()
     while words and words[0].casefold().strip(".") in _NOT_NAMES:
         words = words[1:]
@@ -72,8 +99,23 @@ def _clean_name(name: str, *, zh: bool) -> str:
     return "" if name.casefold() in _NOT_NAMES else clean_author(name)
 
 
-def _claimed_author(draft: str, start: int, end: int, inner: str = "") -> str:
-    """The author the draft attributes the quotation at ``[start, end)`` (marks included) to, or ''.
+def _credit(m: re.Match[str]) -> tuple[str, str] | None:
+    """``(author, work)`` from an attribution pattern's match; None when it names neither (another pattern may),
+    ``("", "")`` when it credits nobody in particular (古人云)."""
+    groups = m.groupdict()
+    if groups.get("sage"):
+        return "孔子", ""  # 子曰: the Master of the Analects
+    raw, work = groups.get("name") or "", (groups.get("work") or "").strip()
+    zh = bool(re.match(_ZH_NAME, raw))
+    name = _clean_name(raw, zh=zh) if raw else ""
+    if name or work:
+        return name, work
+    return ("", "") if zh else None
+
+
+def _attribution(draft: str, start: int, end: int, inner: str = "") -> tuple[str, str]:
+    """The ``(author, work)`` the draft attributes the quotation at ``[start, end)`` (marks included) to; ``""``
+    for what it does not name.
 
     A "said X" after the quotation counts only when the quoted sentence runs on (it ends with , ? or !, or a
     comma follows) and the verb does not introduce the next quotation ("... Mark Twain wrote: “...").
@@ -84,19 +126,17 @@ def _claimed_author(draft: str, start: int, end: int, inner: str = "") -> str:
         m = pattern.search(after)
         if m and i in (1, 2) and (not runs_on or re.match(r"\s*[:：]", after[m.end() :])):
             continue
-        if m:
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            if name:
-                return name
+        credit = _credit(m) if m else None
+        if credit is not None and any(credit):
+            return credit
     before = draft[max(0, start - 100) : start]
     before = before.rsplit("\n", 1)[-1]
     for pattern in _BEFORE_PATTERNS:
         m = pattern.search(before)
-        if m and m.group("name"):
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            if name:
-                return name
-    return ""
+        credit = _credit(m) if m else None
+        if credit is not None:
+            return credit
+    return "", ""
 
 
 def _substantial(text: str) -> bool:
@@ -134,7 +174,11 @@ def _marked(draft: str) -> list[tuple[int, int, int, int]]:
 
 
 def find_quotations(draft: str) -> list[Quotation]:
-    """Every quotation in ``draft`` (in order) with the author the draft attributes it to, if any."""
+    """Every quotation in ``draft`` (in order) with the author and work the draft attributes it to, if any.
+
+    Offsets and texts index ``draft`` itself; attributions are read in Simplified script (names come out
+    Simplified: 李白說 -> 李白)."""
+    simple = simplified_chars(draft)  # one character for one: offsets are shared
     out: list[Quotation] = []
     for o_start, start, end, o_end in _marked(draft):
         inner = draft[start:end]
@@ -142,16 +186,21 @@ def find_quotations(draft: str) -> list[Quotation]:
         trail = len(inner.rstrip(" \n\t,;"))
         if trail <= lead or not _substantial(inner):
             continue
-        out.append(Quotation(start + lead, start + trail, draft[start + lead : start + trail],
-                             _claimed_author(draft, o_start, o_end, inner)))
+        author, work = _attribution(simple, o_start, o_end, inner)
+        out.append(Quotation(start + lead, start + trail, draft[start + lead : start + trail], author,
+                             claimed_work=work))
     taken = [(q.start, q.end) for q in out]
-    for pattern in _UNQUOTED:
-        for m in pattern.finditer(draft):
+    for n, pattern in enumerate(_UNQUOTED):
+        for m in pattern.finditer(simple):
             s, e = m.span("quote")
-            text = draft[s:e].rstrip(" ,;。")
+            text = draft[s:e].rstrip(" ,;。，；")
             e = s + len(text)
             if not _substantial(text) or any(s < b and a < e for a, b in taken):
                 continue
-            name = _clean_name(m.group("name"), zh=bool(re.match(_ZH_NAME, m.group("name"))))
-            out.append(Quotation(s, e, text, name, marked=False))
+            if n == len(_UNQUOTED) - 1:  # a citing verb: the words before the quotation credit it
+                author, work = _attribution(simple, s, e, text)
+            else:
+                author, work = _credit(m) or ("", "")
+            out.append(Quotation(s, e, text, author, marked=False, claimed_work=work))
+            taken.append((s, e))
     return sorted(out, key=lambda q: q.start)

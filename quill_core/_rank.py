@@ -203,9 +203,8 @@ def _with_provenance(s: Suggestion, provenance: ProvenanceLookup) -> Suggestion:
         return s
     if found is None:
         return s
-    where = ", ".join(filter(None, [found.title or found.doc, found.location]))
-    breakdown = tuple(replace(c, note=f"{c.note}; verified in the source {where}") if c.name == "authenticity" else c
-                      for c in s.breakdown)
+    note = f"verified in the source {found.label}"
+    breakdown = tuple(replace(c, note=f"{c.note}; {note}") if c.name == "authenticity" else c for c in s.breakdown)
     return replace(s, breakdown=breakdown, provenance=found)
 
 

@@ -5,11 +5,10 @@
     library.add("notes/speech.md")          # a user's .txt / .md file
     library.provenance(quote)               # -> Provenance(source, doc, title, author, passage offsets, span)
 
-Layout below ``settings.home``::
-
-    sources/sources.json            manifest: every source, its documents, titles and authors
-    sources/<source>/<doc>.txt      the document text (spans index it; pages show it with highlight())
-    sources/<source>/<doc>.json     optional anchors: [[offset, label], ...] (e.g. Bible verse references)
+The texts are stored below ``settings.home/sources`` (layout: :mod:`quill_core._sourcestore`, which the chinese
+tier also writes its poems into). Sources that are not embedded are found through a lexical q-gram index
+(:mod:`quill_core._sourceindex`) before span matching, so thousands of short documents (the chinese tier's poems)
+cost milliseconds per lookup and nothing to add.
 
 Passages (about 1,000 characters, overlapping) are embedded into one Chroma collection per embedder,
 ``sources.library.<embedder>``, with metadata ``source``, ``doc``, ``start``, ``end``, ``author``.
@@ -18,24 +17,23 @@ Passages (about 1,000 characters, overlapping) are embedded into one Chroma coll
 from __future__ import annotations
 
 import bisect
-import json
-import os
 import threading
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from ._bundled import BUNDLED, SourceText, anchor_label, bundled_texts
 from ._config import Settings
 from ._errors import InputError, NotFoundError
+from ._sourceindex import GramIndex
+from ._sourcestore import PASSAGE_CHARS, SourceStore, split_passages
 from ._spans import locate
-from ._text import decode_text, is_cjk, slug
+from ._text import decode_text, slug
 from ._names import author_key, same_author
 from ._types import Progress, Provenance, Quote, Span
 
 
-PASSAGE_CHARS = 1_000
-PASSAGE_OVERLAP = 200
 EMBED_BATCH = 128
 MAX_SCAN_CHARS = 40_000_000
 
@@ -76,27 +74,27 @@ class Passage:
     text: str
 
 
-def split_passages(text: str, *, size: int = PASSAGE_CHARS, overlap: int = PASSAGE_OVERLAP) -> list[tuple[int, int]]:
-    """Overlapping ``(start, end)`` windows of about ``size`` characters, cut at whitespace (or anywhere in CJK)."""
-    out: list[tuple[int, int]] = []
-    n, start = len(text), 0
-    while start < n:
-        while start < n and text[start].isspace():
-            start += 1
-        if start >= n:
-            break
-        end = min(n, start + size)
-        if end < n:
-            cut = max(text.rfind("\n", start + size // 2, end), text.rfind(" ", start + size // 2, end))
-            if cut > start and not is_cjk(text[end - 1]):
-                end = cut
-        out.append((start, end))
-        if end >= n:
-            break
-        nxt = end - overlap
-        space = text.find(" ", nxt, end)
-        start = space + 1 if space > 0 and not is_cjk(text[nxt]) else nxt
-    return out
+@dataclass
+class _Catalog:
+    """The documents of one manifest version, grouped for lookups; the q-gram index is built on first use."""
+
+    docs: list[SourceDoc]
+    by_author: dict[str, list[SourceDoc]]
+    lexical: list[SourceDoc]  # the documents found through the q-gram index (not embedded)
+    index: GramIndex | None = field(default=None, repr=False)
+    works_of: dict[str, list[SourceDoc]] = field(default_factory=dict, repr=False)  # claimed author -> documents
+    by_id: dict[tuple[str, str], SourceDoc] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_id = {(d.source, d.doc): d for d in self.docs}
+
+    def by(self, author: str) -> list[SourceDoc]:
+        """The documents by ``author`` (:func:`quill_core._names.same_author`), remembered per author."""
+        found = self.works_of.get(author)
+        if found is None:
+            found = self.works_of[author] = [d for name, docs in self.by_author.items()
+                                             if same_author(author, name) for d in docs]
+        return found
 
 
 class SourceLibrary:
@@ -107,8 +105,10 @@ class SourceLibrary:
         self.settings = settings or Settings.load()
         self._store, self._embedder = store, embedder
         self._lock = threading.RLock()
+        self._disk = SourceStore(self.root)
         self._texts: dict[tuple[str, str], str] = {}
         self._anchors: dict[tuple[str, str], list] = {}
+        self._catalog_of: tuple[Any, _Catalog] | None = None
 
     # -- storage ------------------------------------------------------------------------------------------------
     @property
@@ -116,19 +116,7 @@ class SourceLibrary:
         return self.settings.home / "sources"
 
     def _manifest(self) -> dict[str, Any]:
-        path = self.root / "sources.json"
-        if not path.exists():
-            return {}
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise NotFoundError(f"the source manifest {path} is unreadable: {exc}") from exc
-
-    def _save(self, manifest: dict[str, Any]) -> None:
-        path = self.settings.path("sources", "sources.json")
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        return self._disk.manifest()
 
     def _resolve(self, thing: Any) -> Any:
         return thing() if callable(thing) and not hasattr(thing, "embed_batch") and not hasattr(thing, "query") \
@@ -147,12 +135,40 @@ class SourceLibrary:
             self._store, self._embedder = store, embedder
         return store, embedder, collection_name("sources", "library", embedder.name)
 
+    def _catalog(self) -> _Catalog:
+        """The documents of the current manifest (rebuilt, and the text caches dropped, when it changes)."""
+        with self._lock:
+            stamp = self._disk.stamp()
+            if self._catalog_of is not None and self._catalog_of[0] == stamp:
+                return self._catalog_of[1]
+            self._texts.clear()
+            self._anchors.clear()
+            manifest = self._manifest()
+            docs = self.docs()
+            by_author: dict[str, list[SourceDoc]] = defaultdict(list)
+            for d in docs:
+                if d.author:
+                    by_author[d.author].append(d)
+            lexical = [d for d in docs if not (self.dense and manifest.get(d.source, {}).get("indexed"))]
+            if sum(d.chars for d in lexical) > MAX_SCAN_CHARS:
+                lexical = []
+            catalog = _Catalog(docs, dict(by_author), lexical)
+            self._catalog_of = (stamp, catalog)
+            return catalog
+
+    def _lexical_index(self, catalog: _Catalog) -> GramIndex:
+        with self._lock:
+            if catalog.index is None:
+                catalog.index = GramIndex(((d.source, d.doc), self._disk.read(d.source, d.doc))
+                                          for d in catalog.lexical)
+            return catalog.index
+
     # -- adding -------------------------------------------------------------------------------------------------
     def add(self, name_or_path: str | Path, *, author: str = "", title: str = "", name: str = "",
             index: bool = True, progress: Progress | None = None) -> SourceInfo:
         """Add a bundled source by name (``shakespeare``, ``bible``, ``sotu``) or a .txt / .md file.
 
-        ``index=False`` skips embedding the passages (lookups then scan the texts)."""
+        ``index=False`` skips embedding the passages (lookups then use the lexical index)."""
         key_ = str(name_or_path).strip().casefold()
         if key_ in BUNDLED and not Path(str(name_or_path)).exists():
             return self._add(key_, BUNDLED[key_], "bundled", bundled_texts(key_), index, progress)
@@ -172,17 +188,7 @@ class SourceLibrary:
              index: bool, progress: Progress | None) -> SourceInfo:
         with self._lock:
             self.remove(source, missing_ok=True)
-            folder = self.settings.path("sources", source, "x").parent
-            entries = []
-            for doc, doc_title, author, text, anchors in docs:
-                (folder / f"{doc}.txt").write_text(text, encoding="utf-8")
-                if anchors:
-                    (folder / f"{doc}.json").write_text(json.dumps(anchors, ensure_ascii=False), encoding="utf-8")
-                entries.append({"doc": doc, "title": doc_title, "author": author, "chars": len(text),
-                                "passages": len(split_passages(text))})
-            manifest = self._manifest()
-            manifest[source] = {"title": title, "origin": origin, "docs": entries, "indexed": False}
-            self._save(manifest)
+            self._disk.write(source, title, origin, docs)
         if self.dense and index:
             self._index(source, progress)
         elif progress:
@@ -216,8 +222,8 @@ class SourceLibrary:
         flush()
         with self._lock:
             manifest = self._manifest()
-            manifest[source]["indexed"] = True
-            self._save(manifest)
+            manifest[source] = {**manifest[source], "indexed": True}
+            self._disk.save(manifest)
 
     def remove(self, source: str, *, missing_ok: bool = False) -> None:
         """Forget a source: its texts, manifest entry and passage vectors."""
@@ -228,24 +234,24 @@ class SourceLibrary:
                 if missing_ok:
                     return
                 raise NotFoundError(f"no source named {source!r}")
-            folder = self.root / source
             ids = [f"{source}/{d['doc']}/{s}" for d in entry.get("docs", [])
                    for s, _ in split_passages(self._stored_text_or_empty(source, d["doc"]))] \
                 if entry.get("indexed") and self.dense else []
             if ids:
                 store, _, coll = self._collection()
                 store.delete(coll, ids)
+            self._disk.delete_files(source, entry)
             for d in entry.get("docs", []):
-                for suffix in (".txt", ".json"):
-                    (folder / f"{d['doc']}{suffix}").unlink(missing_ok=True)
                 self._texts.pop((source, d["doc"]), None)
                 self._anchors.pop((source, d["doc"]), None)
             del manifest[source]
-            self._save(manifest)
+            self._disk.save(manifest)
 
     def _stored_text_or_empty(self, source: str, doc: str) -> str:
-        path = self.root / source / f"{doc}.txt"
-        return path.read_text(encoding="utf-8") if path.exists() else ""
+        try:
+            return self._disk.read(source, doc)
+        except NotFoundError:
+            return ""
 
     # -- reading ------------------------------------------------------------------------------------------------
     def info(self, source: str) -> SourceInfo:
@@ -276,10 +282,7 @@ class SourceLibrary:
             cached = self._texts.get((source, doc))
         if cached is not None:
             return cached
-        path = self.root / source / f"{doc}.txt"
-        if not path.exists():
-            raise NotFoundError(f"no document {doc!r} in source {source!r}")
-        text = path.read_text(encoding="utf-8")
+        text = self._disk.read(source, doc)
         with self._lock:
             if len(self._texts) > 64:
                 self._texts.clear()
@@ -294,9 +297,7 @@ class SourceLibrary:
         """A human label for an offset: the act and scene, the verse reference, or the document title."""
         anchors = self._anchors.get((source, doc))
         if anchors is None:
-            path = self.root / source / f"{doc}.json"
-            anchors = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-            self._anchors[(source, doc)] = anchors
+            anchors = self._anchors[(source, doc)] = self._disk.anchors(source, doc)
         if not anchors:
             return ""
         i = bisect.bisect_right([a[0] for a in anchors], offset) - 1
@@ -306,23 +307,28 @@ class SourceLibrary:
 
     # -- lookup -------------------------------------------------------------------------------------------------
     def covers(self, author: str) -> str:
-        """A description of the sources holding works by ``author`` (e.g. 'the bundled shakespeare source'), or ''."""
-        if not author_key(author):
+        """A description of the sources holding works by ``author`` (e.g. 'the bundled shakespeare source'), or ''.
+
+        Sources that hold a selection of their authors' works (``partial``, such as the chinese tier's poems) do not
+        count: a quote missing from them says nothing about who wrote it."""
+        if len(author_key(author)) < 3:
             return ""
-        names = sorted({d.source for d in self.docs() if d.author and same_author(author, d.author)
-                        and len(author_key(author)) >= 3})
+        manifest = self._manifest()
+        names = sorted({d.source for d in self._catalog().by(author)
+                        if not manifest.get(d.source, {}).get("partial")})
         return ", ".join(f"the {n} source" for n in names)
 
     def find(self, text: str, *, author: str = "", threshold: float = 90) -> Provenance | None:
         """The best place ``text`` occurs in the sources (at least ``threshold``), or None.
 
-        Dense passage neighbours are checked first (sources whose passages are embedded); then every document by
-        ``author`` and every document without embedded passages is scanned (up to a size limit).
+        Dense passage neighbours are checked first (sources whose passages are embedded); then the documents
+        without embedded passages that share the most q-grams with ``text`` (:mod:`quill_core._sourceindex`) and
+        every document by ``author``. Matching ignores the script: a Traditional text finds its Simplified source.
         """
         if not text or not text.strip():
             return None
-        docs = self.docs()
-        if not docs:
+        catalog = self._catalog()
+        if not catalog.docs:
             return None
         best: Provenance | None = None
 
@@ -336,7 +342,7 @@ class SourceLibrary:
                     best = Provenance(d.source, d.doc, d.title, d.author, lo, hi, span,
                                       self.location(d.source, d.doc, span.start))
 
-        by_id = {(d.source, d.doc): d for d in docs}
+        by_id = catalog.by_id
         manifest = self._manifest()
         if self.dense and any(e.get("indexed") for e in manifest.values()):
             store, embedder, coll = self._collection()
@@ -351,10 +357,10 @@ class SourceLibrary:
                     return self._in_passage(best)
         if best is not None:
             return self._in_passage(best)
-        scan = [d for d in docs if author and d.author and same_author(author, d.author)]
-        unindexed = [d for d in docs if not (self.dense and manifest[d.source].get("indexed"))]
-        if sum(d.chars for d in unindexed) <= MAX_SCAN_CHARS:
-            scan += [d for d in unindexed if d not in scan]
+        scan = [by_id[i] for i in self._lexical_index(catalog).candidates(text)] if catalog.lexical else []
+        if author:
+            seen = set(scan)
+            scan += [d for d in catalog.by(author) if d not in seen]
         for d in scan:
             consider(d, 0, d.chars)
             if best is not None and best.span.verdict == "verbatim":

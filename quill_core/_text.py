@@ -49,6 +49,40 @@ def has_cjk(text: str) -> bool:
     return HAN.search(text) is not None
 
 
+_T2S_LOCK = threading.Lock()
+_t2s: dict[int, str] | None = None
+
+
+def simplified_chars(text: str) -> str:
+    """``text`` with every Traditional Chinese character replaced by its Simplified form, one character for one, so
+    offsets survive (內 -> 内, 說 -> 说, 鄰 -> 邻): a fold for *matching* a draft in either script against Simplified
+    quotes and sources. Unlike the phrase-level conversion that imports store (:func:`quill_core._kb.units.simplified`),
+    it looks at single characters only. Text without Chinese characters comes back unchanged; so does everything
+    when OpenCC (PyPI ``opencc``) is missing."""
+    if text.isascii() or not has_cjk(text):
+        return text
+    return text.translate(_t2s_table())
+
+
+def _t2s_table() -> dict[int, str]:
+    """The character table of OpenCC's ``t2s`` configuration: every HAN character converted on its own (about
+    4,200 differ), built once (~10 ms)."""
+    global _t2s
+    with _T2S_LOCK:
+        if _t2s is None:
+            try:
+                import opencc
+            except ImportError:  # matching then stays within one script
+                _t2s = {}
+                return _t2s
+            chars = [chr(cp) for i in range(0, len(HAN_RANGES), 3)
+                     for cp in range(ord(HAN_RANGES[i]), ord(HAN_RANGES[i + 2]) + 1)]
+            converted = opencc.OpenCC("t2s").convert("\n".join(chars)).split("\n")
+            _t2s = {ord(a): b for a, b in zip(chars, converted) if a != b and len(b) == 1} \
+                if len(converted) == len(chars) else {}
+        return _t2s
+
+
 # -- normalization and matching keys ----------------------------------------------------------------------------
 _FULLWIDTH_PUNCT = re.compile(f"([{FULLWIDTH_PUNCT_RANGES}]+)")
 

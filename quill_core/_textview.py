@@ -1,10 +1,12 @@
 """The normalized character view of a text, with the offset map back to the original (what span matching runs on).
 
-Normalization: NFKC (full-width forms become ASCII), case-folded, curly and CJK quote marks made straight, dashes
-(and runs of them) made one '-', the ideographic full stop made '.', '…' made '...', whitespace runs (line breaks
-included) made one space and dropped next to CJK characters. Every normalized character maps back to the original
-one it came from, so spans found in the view are reported in original offsets, on character boundaries (never
-inside a combining sequence). Views of long texts are cached (LRU), with the q-gram indexes built on them.
+Normalization: NFKC (full-width forms become ASCII), case-folded, Traditional Chinese characters made Simplified
+(:func:`quill_core._text.simplified_chars`, so 海內存知己 matches 海内存知己), curly and CJK quote marks made
+straight, dashes (and runs of them) made one '-', the ideographic full stop made '.', '…' made '...', whitespace
+runs (line breaks included) made one space and dropped next to CJK characters. Every normalized character maps back
+to the original one it came from, so spans found in the view are reported in original offsets, on character
+boundaries (never inside a combining sequence). Views of long texts are cached (LRU), with the q-gram indexes built
+on them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._text import CJK, CJK_RANGES, STRAIGHT_CHARS
+from ._text import CJK, CJK_RANGES, STRAIGHT_CHARS, simplified_chars
 
 
 _MATCH_CHARS = {**STRAIGHT_CHARS, "\u301d": '"', "\u301e": '"', "\u3002": ".", "\uff61": "."}
@@ -51,7 +53,7 @@ class CharTable(dict):
             norm = unicodedata.normalize("NFKC", ch).casefold()
             norm = "".join(" " if c.isspace() else _MATCH_CHARS.get(c, c) for c in norm)
             if len(norm) == 1:
-                out = norm
+                out = simplified_chars(norm)
             else:
                 out = ch
                 with self._lock:

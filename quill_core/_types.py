@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Mapping
 
 from ._names import author_key
-from ._text import key
+from ._text import has_cjk, key
 
 
 
@@ -144,8 +144,7 @@ class Suggestion:
         neither."""
         found = self.provenance
         if found is not None:
-            where = ", ".join(x for x in (found.title, found.location) if x)
-            return Badge("verified in source", "success", f"Found in {where} ({found.span.score:.0f}/100).")
+            return Badge("verified in source", "success", f"Found in {found.label} ({found.span.score:.0f}/100).")
         n = len(self.quote.collections)
         if n >= 2:
             return Badge(f"in {n} collections", "info", "Several independent collections attest this quotation.")
@@ -176,6 +175,14 @@ class Provenance:
     passage_end: int
     span: Span
     location: str = ""
+
+    @property
+    def label(self) -> str:
+        """Where, for a reader: a Chinese work as author《title》 (王勃《杜少府之任蜀州》), else the title and the
+        location ('Hamlet, ACT III, SCENE I')."""
+        if has_cjk(self.title):
+            return " ".join(filter(None, [f"{self.author}《{self.title}》", self.location]))
+        return ", ".join(x for x in (self.title or self.doc, self.location) if x)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,10 @@ verbatim, misquoted, misattributed or unknown, with the canonical text, its auth
 
 Lookup: an exact match of the normalized text in the knowledge base (``kb.by_key``); else the embedding
 neighbours (``neighbours(text, k)``, injected) scored by fuzzy matching; else, when a source library is given,
-the source texts (a span found there is the canonical text, its document's author the author).
+the source texts (a span found there is the canonical text, its document's author the author). Chinese is looked
+up in Simplified script (:func:`quill_core._text.simplified_chars`), so a Traditional draft (海內存知己) matches its
+Simplified quote; offsets still index the draft as written. A named work (《作品》) that is not the quote's is a
+misattribution too.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from rapidfuzz import fuzz
 
 from ._errors import InputError
 from ._spans import closest_span
-from ._text import is_cjk, key, normalize
-from ._names import same_author
+from ._text import is_cjk, key, normalize, simplified_chars
+from ._names import same_author, same_work
 from ._quotations import Quotation, find_quotations
 from ._types import Candidate, Provenance, Quote, Tone, Verdict
 
@@ -73,9 +76,10 @@ class DiffOp:
 class Verification:
     """The verdict on one quotation of a draft (offsets index the draft).
 
-    ``canonical`` and ``author`` come from the knowledge base (or a source text); ``score`` (0-100) is how
-    closely the draft's wording matches ``canonical``; ``diff`` is filled for ``misquoted``; ``source`` holds the
-    provenance in a source text when one was found; ``note`` says anything else worth knowing.
+    ``canonical`` and ``author`` come from the knowledge base (or a source text); ``claimed_author`` and
+    ``claimed_work`` are what the draft credits; ``score`` (0-100) is how closely the draft's wording matches
+    ``canonical``; ``diff`` is filled for ``misquoted``; ``source`` holds the provenance in a source text when one
+    was found; ``note`` says anything else worth knowing.
     """
 
     start: int
@@ -90,6 +94,7 @@ class Verification:
     quote_id: str = ""
     source: Provenance | None = None
     note: str = ""
+    claimed_work: str = ""
 
     @property
     def meaning(self) -> VerdictMeaning:
@@ -108,14 +113,15 @@ class SourceLookup(Protocol):
 # -- diffs -------------------------------------------------------------------------------------------------------
 def _tokens(text: str, *, chars: bool) -> list[tuple[int, int, str]]:
     pattern = r"[^\W_]" if chars else r"[^\W_]+(?:['’][^\W_]+)*"
-    return [(m.start(), m.end(), normalize(m.group()).casefold()) for m in re.finditer(pattern, text)]
+    return [(m.start(), m.end(), simplified_chars(normalize(m.group()).casefold()))
+            for m in re.finditer(pattern, text)]
 
 
 def word_diff(canonical: str, draft: str) -> tuple[DiffOp, ...]:
     """How ``draft`` departs from ``canonical``, word by word (character by character for Chinese).
 
-    Words are compared case-insensitively with punctuation ignored; each op carries the original text of both
-    sides (punctuation between its words included).
+    Words are compared case-insensitively with punctuation ignored and Chinese in either script (鄰 equals 邻);
+    each op carries the original text of both sides (punctuation between its words included).
     """
     chars = sum(1 for ch in canonical + draft if is_cjk(ch)) * 2 >= len(re.findall(r"\w", canonical + draft))
     a, b = _tokens(canonical, chars=chars), _tokens(draft, chars=chars)
@@ -150,48 +156,64 @@ def _verdict_for(quotation: Quotation, quote: Quote, score: float, *, exact: boo
         return MISQUOTED
     if quotation.claimed_author and not same_author(quotation.claimed_author, quote.author):
         return MISATTRIBUTED
+    if quotation.claimed_work and not same_work(quotation.claimed_work, quote.work):
+        return MISATTRIBUTED
     return VERBATIM
+
+
+def _credit_note(q: Quotation, quote: Quote, *, record: str = "the knowledge base") -> str:
+    """What the record says instead of the draft's credit (author, then work), or ''."""
+    if q.claimed_author and not same_author(q.claimed_author, quote.author):
+        return f"{record} attributes it to {quote.author or 'an unknown author'}"
+    if q.claimed_work and not same_work(q.claimed_work, quote.work):
+        return f"{record} places it in {quote.work}, not {q.claimed_work}"
+    return ""
 
 
 def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: float, k: int,
            sources: SourceLookup | None) -> Verification:
-    base = dict(start=q.start, end=q.end, text=q.text, claimed_author=q.claimed_author)
+    base = dict(start=q.start, end=q.end, text=q.text, claimed_author=q.claimed_author, claimed_work=q.claimed_work)
+    text = simplified_chars(q.text)  # what is looked up: Traditional characters made Simplified
+    script = "written in Traditional characters" if text != q.text else ""
     exact = list(kb.by_key(q.text)) if kb is not None else []
+    if not exact and script and kb is not None:
+        exact = list(kb.by_key(text))
     if exact:
         match = next((c for c in exact if q.claimed_author and same_author(q.claimed_author, c.author)
                       and c.author), exact[0])
         verdict = _verdict_for(q, match, 100.0, exact=True, threshold=threshold)
-        note = f"the knowledge base attributes it to {match.author or 'an unknown author'}" \
-            if verdict == MISATTRIBUTED else ""
+        note = _credit_note(q, match) if verdict == MISATTRIBUTED else ""
         return _with_source(Verification(**base, verdict=verdict, canonical=match.text, author=match.author,
-                                         score=100.0, quote_id=match.id, note=note), q, sources)
+                                         score=100.0, quote_id=match.id, note=_join(note, script)), q, sources)
     best: tuple[float, Quote] | None = None
-    for cand in (neighbours(q.text, k) if neighbours is not None else []):
-        sc = _similarity(q.text, cand.quote.text)
+    for cand in (neighbours(text, k) if neighbours is not None else []):
+        sc = _similarity(text, cand.quote.text)
         if best is None or sc > best[0]:
             best = (sc, cand.quote)
     if best is not None and best[0] >= threshold:
         sc, quote = best
         verdict = _verdict_for(q, quote, sc, exact=sc >= 100, threshold=threshold)
-        note = ""
+        note = _credit_note(q, quote) if verdict == MISATTRIBUTED else ""
         if verdict == MISQUOTED and q.claimed_author and not same_author(q.claimed_author, quote.author):
             note = f"also attributed to {q.claimed_author}, but the knowledge base says {quote.author}"
-        elif verdict == VERBATIM and key(q.text) != key(quote.text):
+        elif verdict == VERBATIM and key(text) != key(quote.text):
             note = "an exact excerpt of a longer quote"
         diff = word_diff(quote.text, q.text) if verdict == MISQUOTED else ()
         return _with_source(Verification(**base, verdict=verdict, canonical=quote.text, author=quote.author,
-                                         score=round(sc, 2), diff=diff, quote_id=quote.id, note=note), q, sources)
+                                         score=round(sc, 2), diff=diff, quote_id=quote.id,
+                                         note=_join(note, script)), q, sources)
     if sources is not None:
-        found = sources.find(q.text)
+        found = sources.find(text)
         if found is not None:
             span = found.span
-            quote = Quote(text=span.matched, author=found.author)
-            exact = span.verdict == "verbatim" or key(q.text) == key(span.matched)
+            quote = Quote(text=span.matched, author=found.author, work=found.title)
+            exact = span.verdict == "verbatim" or key(text) == key(simplified_chars(span.matched))
             verdict = _verdict_for(q, quote, 100.0 if exact else span.score, exact=exact, threshold=threshold)
             diff = word_diff(span.matched, q.text) if verdict == MISQUOTED else ()
+            note = _credit_note(q, quote, record="the source") if verdict == MISATTRIBUTED else ""
             return Verification(**base, verdict=verdict, canonical=span.matched, author=found.author,
                                 score=span.score, diff=diff, source=found,
-                                note=f"found in {found.title or found.source}")
+                                note=_join(f"found in source: {found.label}", note, script))
         covered = sources.covers(q.claimed_author) if q.claimed_author else ""
         if covered:
             return Verification(**base, verdict=UNKNOWN,
@@ -199,18 +221,21 @@ def _check(q: Quotation, kb: Any, neighbours: Neighbours | None, *, threshold: f
     return Verification(**base, verdict=UNKNOWN, note="not in the knowledge base")
 
 
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 def _with_source(v: Verification, q: Quotation, sources: SourceLookup | None) -> Verification:
-    """Attach the source passage of a known quote ("verified in source"), or flag a miss in its author's works."""
+    """Attach the source passage of a known quote ("verified in source: 王勃《杜少府之任蜀州》"), or flag a miss in its
+    author's works."""
     if sources is None or v.verdict == UNKNOWN:
         return v
     found = sources.find(v.canonical, author=v.author)
     if found is not None:
-        note = "; ".join(filter(None, [v.note, f"verified in {found.title or found.source}"]))
-        return replace(v, source=found, note=note)
+        return replace(v, source=found, note=_join(v.note, f"verified in source: {found.label}"))
     covered = sources.covers(v.author)
     if covered:
-        note = "; ".join(filter(None, [v.note, f"not found in {covered}: the attribution is doubtful"]))
-        return replace(v, note=note)
+        return replace(v, note=_join(v.note, f"not found in {covered}: the attribution is doubtful"))
     return v
 
 

@@ -46,7 +46,8 @@ checks, in this order (the first failing one is the reason reported, as ``"filte
 Chinese: ``starter`` and ``chinese`` add the starter selection of :mod:`quill_core._kb.poetry`, ``large`` its large
 selection (the npm package ``chinese-poetry``, fetched once into ``QUILL_HOME/downloads`` and checked against its
 integrity hash). When the package cannot be had (no npm, no registry, no data directory), ``starter`` and ``large``
-build English only and say why in the report's ``notes``; ``chinese`` fails with that one-line error.
+build English only and say why in the report's ``notes``; ``chinese`` fails with that one-line error. The full poems
+and chapters behind the starter selection become the source texts ``chinese-poetry`` (``QUILL_HOME/sources``).
 
 Both English tiers then clean every row (:mod:`quill_core._kb.clean`) and merge exact and near duplicates
 (:mod:`quill_core._kb.merge`) across the two sources; a quote found in both lists both collection names.
@@ -350,10 +351,17 @@ def _build_chinese(kb: KnowledgeBase, home: Path | None, say: Progress, *, selec
     say(0.0, "fetching the chinese-poetry package (once)")
     tarball = poetry.fetch_package(home)
     say(0.2, "reading the poems and classics")
-    rows = list(poetry.large_rows(tarball) if selection == "large" else poetry.starter_rows(tarball))
+    if selection == "large":
+        rows, poems = list(poetry.large_rows(tarball)), []  # (the large selection's poems are not stored as sources)
+    else:
+        rows, poems = poetry.starter_selection(tarball)
     with kb.transaction():
-        return import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
-                              progress=_part(say, 0.4, 1.0), total=len(rows))
+        report = import_records(kb, rows, collection="chinese-poetry", source="chinese-poetry", format="tier",
+                                progress=_part(say, 0.4, 0.95), total=len(rows))
+    if poems:
+        say(0.95, f"storing {len(poems):,} poems and chapters as source texts")
+        poetry.store_source_texts(home, poems)  # verification and provenance find a quote in its poem
+    return report
 
 
 def _part(say: Progress, lo: float, hi: float) -> Progress:

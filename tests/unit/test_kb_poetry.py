@@ -334,4 +334,10 @@ def test_the_chinese_tier_builds_through_the_facade(tmp_path: Path, tarball: Pat
         "(char 39)); file skipped"]
     stats = quill.stats()
     assert stats.by_lang == {"zh": stats.quotes} and stats.by_collection == {"chinese-poetry": stats.quotes}
+    # the full poems and chapters became source texts: a quote is verified in its poem
+    [source] = quill.list_sources()
+    assert source.name == "chinese-poetry" and source.docs == 10 and "王之涣" in source.authors
+    [v] = quill.verify("王之涣在《登鹳雀楼》中写道：“欲窮千里目，更上一層樓。”")
+    assert v.verdict == "verbatim" and "verified in source: 王之涣《登鹳雀楼》" in v.note
     assert quill.build("chinese").imported == 0
+    assert [s.docs for s in quill.list_sources()] == [10]
