@@ -146,3 +146,29 @@ def test_a_bilingual_embedder_searches_each_language_with_its_own_model(settings
     ours = memory.pool(query, k=len(SAMPLE_QUOTES), filters=Filters(lang=lang))
     assert [c.quote.id for c in pool.dense] == [c.quote.id for c in ours.dense]
     assert all(abs(pool.cosine[i] - ours.cosine[i]) < 1e-5 for i in pool.cosine)
+
+
+def test_an_interrupted_index_resumes_where_its_vectors_end(settings, monkeypatch):
+    """A build stopped while embedding (Ctrl-C, a crash) keeps the vectors already stored: the next run embeds only
+    the rest."""
+    monkeypatch.setattr("quill_core._retrieve.EMBED_BATCH", 2)
+
+    class Interrupted(FakeEmbedder):
+        def __init__(self, fail_after: int) -> None:
+            super().__init__()
+            self.fail_after, self.embedded = fail_after, 0
+
+        def embed_batch(self, texts):
+            if self.embedded >= self.fail_after:
+                raise KeyboardInterrupt
+            self.embedded += len(texts)
+            return super().embed_batch(texts)
+
+    first = Quill(settings, embedder=Interrupted(fail_after=4))
+    first.kb.upsert(SAMPLE_QUOTES)
+    with pytest.raises(KeyboardInterrupt):
+        first.index()
+    assert first.store.count(first.collection) == 4
+    again = Interrupted(fail_after=len(SAMPLE_QUOTES))
+    assert Quill(settings, embedder=again).index() == len(SAMPLE_QUOTES) - 4
+    assert again.embedded == len(SAMPLE_QUOTES) - 4
