@@ -172,6 +172,8 @@ class StoreIndex:
                     done = min(start + EMBED_BATCH, len(wanted))
                     progress(done / len(wanted), f"embedded {done:,} of {len(wanted):,} quotes")
             self._synced = kb.revision
+            if progress:
+                progress(1.0, f"the index holds all {len(kb_ids):,} quotes")
             return len(wanted)
 
     def search(self, vector: np.ndarray, *, k: int, filters: Filters,

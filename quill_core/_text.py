@@ -53,6 +53,11 @@ _T2S_LOCK = threading.Lock()
 _t2s: dict[int, str] | None = None
 
 
+VARIANT_CHARS = {"隣": "邻", "鴈": "雁", "覩": "睹", "竝": "并", "畧": "略"}
+"""Variant forms (异体字) that OpenCC's ``t2s`` leaves alone but the poems of chinese-poetry use (比隣 for 比邻):
+folded to their standard Simplified form on import and when matching."""
+
+
 def simplified_chars(text: str) -> str:
     """``text`` with every Traditional Chinese character replaced by its Simplified form, one character for one, so
     offsets survive (內 -> 内, 說 -> 说, 鄰 -> 邻): a fold for *matching* a draft in either script against Simplified
@@ -80,6 +85,7 @@ def _t2s_table() -> dict[int, str]:
             converted = opencc.OpenCC("t2s").convert("\n".join(chars)).split("\n")
             _t2s = {ord(a): b for a, b in zip(chars, converted) if a != b and len(b) == 1} \
                 if len(converted) == len(chars) else {}
+            _t2s.update({ord(a): b for a, b in VARIANT_CHARS.items()})
         return _t2s
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from .._errors import NotFoundError
-from .._text import HAN, HAN_RANGES
+from .._text import HAN, HAN_RANGES, VARIANT_CHARS
 
 
 MAX_UNIT_CHARS = 60
@@ -65,9 +65,13 @@ def _converter():  # one OpenCC converter per process: loading its dictionaries 
     return opencc.OpenCC(OPENCC_CONFIG)
 
 
+_VARIANTS = str.maketrans(VARIANT_CHARS)
+
+
 def simplified(text: str) -> str:
-    """``text`` in Simplified script (OpenCC ``t2s``); Simplified and non-Chinese text come back unchanged."""
-    return _converter().convert(text) if text else text
+    """``text`` in Simplified script (OpenCC ``t2s``, then :data:`quill_core._text.VARIANT_CHARS`); Simplified and
+    non-Chinese text come back unchanged."""
+    return _converter().convert(text).translate(_VARIANTS) if text else text
 
 
 def simplified_all(texts: Iterable[str]) -> list[str]:

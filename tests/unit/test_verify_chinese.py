@@ -161,3 +161,13 @@ def test_word_diff_is_per_character_for_chinese() -> None:
     ops = word_diff("春风又绿江南岸", "春风又到江南岸")
     assert [d for d in ops if d.op != "equal"] == [DiffOp("replace", "绿", "到")]
     assert [d for d in word_diff("春風又綠江南岸", "春风又绿江南岸") if d.op != "equal"] == []
+
+
+def test_variant_characters_fold_on_import_and_when_matching() -> None:
+    """The package writes 比隣 where readers write 比邻 (a variant OpenCC leaves alone): imports store the standard
+    form, and a draft in either form matches a quote stored with the variant."""
+    from quill_core._kb.units import simplified
+    from quill_core._text import simplified_chars
+
+    assert simplified("海內存知己，天涯若比隣。") == "海内存知己，天涯若比邻。"
+    assert simplified_chars("天涯若比隣") == simplified_chars("天涯若比鄰") == "天涯若比邻"
