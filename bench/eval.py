@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from quill_core import RANKERS, Settings, Weights  # noqa: E402
+from quill_core import RANKERS, Settings, Weights, to_json  # noqa: E402
 from quill_core._embed import load_embedder  # noqa: E402
 from quill_core._evaluate import collect, load_dataset, summarize  # noqa: E402
 from quill_core._scorer import PerplexityScorer  # noqa: E402
@@ -94,22 +94,22 @@ def main() -> int:
         started = time.perf_counter()
         lm_rows = rows[: args.limit_zh] if lang == "zh" and args.limit_zh else rows
         measured = collect(lm_rows, embedder=embedder, scorer=scorer, corpus_rows=every)
-        metrics = {k: v.as_json() for k, v in summarize(measured).items()}
+        if args.save:  # first: the LM pass is the expensive part
+            with open(f"{args.save}.{lang}.pickle", "wb") as fh:
+                pickle.dump(measured, fh)
+        metrics = {k: to_json(v) for k, v in summarize(measured).items()}
         # how much the LM alone knows: the default ranker with only the quote-in-context criterion
         lm_only = Weights(**{name: 0.0 for name in Weights().as_dict()} | {"quote_match": 1.0})
-        metrics["lm_only"] = summarize(measured, rankers=("default",), weights=lm_only)["default"].as_json()
+        metrics["lm_only"] = to_json(summarize(measured, rankers=("default",), weights=lm_only)["default"])
         if len(lm_rows) < len(rows):  # the retrieval-only rankers on every row
             plain = collect(rows, embedder=embedder, corpus_rows=every)
-            metrics.update({k: v.as_json() for k, v in summarize(plain, rankers=("vanilla", "bm25", "hybrid")).items()
+            metrics.update({k: to_json(v) for k, v in summarize(plain, rankers=("vanilla", "bm25", "hybrid")).items()
                             if k in ("vanilla", "bm25", "hybrid")})
             metrics["lm_rows"] = len(lm_rows)
         for m in metrics.values():
             if isinstance(m, dict):
                 m.pop("by_lang", None)
         figures[lang] = metrics
-        if args.save:
-            with open(f"{args.save}.{lang}.pickle", "wb") as fh:
-                pickle.dump(measured, fh)
         if args.tune:
             w, score = grid_search(measured)
             metrics["tuned"] = {"weights": {k: v for k, v in w.as_dict().items() if k in GRID},
