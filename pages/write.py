@@ -213,10 +213,19 @@ quote_lang = actions.segmented_control(
     key="quote_lang", format_func=language_label, label_visibility="collapsed")
 if clicked:
     _forget_results()
+    early = st.empty()  # the retrieved quotes, shown while the language model reranks them
+
+    def show_retrieved(found: list[Suggestion]) -> None:
+        with early.container(border=True, key="retrieved"):
+            st.caption("Found by meaning and words; reranking them with the language model…")
+            for s in found:
+                st.markdown(f"“{ui.md(s.quote.text)}” — {ui.md(s.quote.author or 'Unknown author')}")
+
     with ui.guard("finding quotations"):
         with st.spinner("Reading your paragraph and ranking quotations…"):
             state.suggestions = q.suggest(paragraph, filters=filters, quote_lang=quote_lang or SAME_LANGUAGE,
-                                          **suggest_options)
+                                          preview=show_retrieved, **suggest_options)
+    early.empty()
 
 if "pending_insert" in state:
     index = state.pop("pending_insert")

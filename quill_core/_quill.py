@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ._attribution import Entailer
 from ._config import Settings
@@ -153,19 +153,21 @@ class Quill:
 
     def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
                 weights: Weights | Mapping[str, float] | None = None, candidates: int = 20,
-                quote_lang: str = SAME_LANGUAGE) -> list[Suggestion]:
+                quote_lang: str = SAME_LANGUAGE,
+                preview: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
         """The ``k`` best quotes for the paragraph's insertion point: ``candidates`` retrieved (dense + BM25), then
         ordered by ``ranker`` (see ``RANKERS``); ``weights`` (a :class:`Weights` or a name -> weight mapping)
         adjusts the default ranker's criteria. ``quote_lang`` picks the quotes' language: ``"auto"`` the paragraph's
         (when the knowledge base holds quotes in it), ``"any"``, or a language code (see
         :func:`~quill_core._query.quote_filters`). Each suggestion carries its breakdown, a one-line ``why`` and its
-        place in an added source text when found."""
+        place in an added source text when found. ``preview`` receives the retrieved quotes, in retrieval order, as
+        soon as retrieval returns (tens of milliseconds), before the language model reranks them."""
         spec = get_ranker(ranker)
         query = _query(paragraph)
         filters = quote_filters(query, filters, quote_lang, holds=self._holds_lang)
         return suggest(query, retriever=self.retriever, scorer=self.scorer if spec.needs_lm else None,
                        records=self.kb, provenance=self.provenance if self._resources.has_sources() else None,
-                       k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates)
+                       k=k, ranker=ranker, filters=filters, weights=weights, candidates=candidates, preview=preview)
 
     def _holds_lang(self, lang: str) -> bool:
         """Whether the knowledge base holds quotes in ``lang`` (its statistics are cached per revision)."""

@@ -177,18 +177,21 @@ ProvenanceLookup = Callable[[Quote], Provenance | None]
 def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None, records: QuoteRecords | None = None,
             provenance: ProvenanceLookup | None = None, k: int = 5, ranker: str = "default",
             filters: Filters | None = None, weights: Weights | Mapping[str, float] | None = None,
-            candidates: int = 20) -> list[Suggestion]:
+            candidates: int = 20, preview: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
     """The ``k`` best of ``candidates`` retrieved quotes ordered by ``ranker`` (``scorer`` is used by the rankers
     that need the LM). The quotes' own perplexities are remembered in ``records``; ``provenance`` finds a suggestion
-    in the added source texts."""
+    in the added source texts. ``preview`` receives the ``k`` best in retrieval order (the ``hybrid`` ranker's,
+    without provenance) as soon as retrieval returns, before a ranker that needs the LM starts."""
     spec = get_ranker(ranker)
     if k < 1 or candidates < 1:
         raise InputError("k and candidates must be at least 1")
     w = Weights.of(weights) if weights is not None else None
     n = max(k, candidates)
     pool = retriever.pool(query, k=n, filters=filters)
-    measured = measure(query, candidates_for(spec.pool, pool, k=n), scorer=scorer if spec.needs_lm else None,
-                       pool=pool)
+    chosen = candidates_for(spec.pool, pool, k=n)
+    if preview is not None and spec.needs_lm and scorer is not None:
+        preview(order(measure(query, chosen, pool=pool), ranker="hybrid", lang=query.lang)[:k])
+    measured = measure(query, chosen, scorer=scorer if spec.needs_lm else None, pool=pool)
     if records is not None:
         _remember_novelty(records, measured)
     best = order(measured, ranker=ranker, weights=w, lang=query.lang)[:k]

@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
@@ -25,6 +25,7 @@ from quill_core import (
     Filters,
     ImportFormatError,
     ImportReport,
+    RANKERS,
     InsertResult,
     KBStats,
     Provenance,
@@ -86,6 +87,7 @@ class FakeQuill:
         self.fail: dict[str, Exception] = {}  # method name -> exception to raise
         self.sources = FakeSources()
         self.last_suggest: dict[str, Any] = {}
+        self.previews: list[list[str]] = []  # quote ids of each retrieval preview handed to the page
         self._lock = threading.Lock()
 
     def _record(self, name: str, detail: Any = None) -> None:
@@ -149,7 +151,7 @@ class FakeQuill:
 
     def suggest(self, paragraph: str | Query, *, k: int = 5, ranker: str = "default", filters: Filters | None = None,
                 weights: Weights | Mapping[str, float] | None = None, candidates: int = 20,
-                quote_lang: str = "auto") -> list[Suggestion]:
+                quote_lang: str = "auto", preview: Callable[[list[Suggestion]], None] | None = None) -> list[Suggestion]:
         """Quotes ranked by shared words (Chinese: shared characters), filtered as the core filters them (the
         quotes' language resolved by the core's own rule); ``calls`` records the filters retrieval would get."""
         query = paragraph if isinstance(paragraph, Query) else parse_query(paragraph)
@@ -173,6 +175,9 @@ class FakeQuill:
             out.append(Suggestion(quote=q, score=sum(c.value * c.weight for c in crit), breakdown=crit,
                                   similarity=sim, why=f"shares {overlap} words with your paragraph",
                                   provenance=self._provenance(q)))
+        if preview is not None and RANKERS[ranker].needs_lm:  # retrieval order first, as the core does
+            self.previews.append([s.quote.id for s in sorted(out, key=lambda s: s.quote.id)[:k]])
+            preview(sorted(out, key=lambda s: s.quote.id)[:k])
         out.sort(key=lambda s: (-s.score, s.quote.id))
         return out[:k]
 

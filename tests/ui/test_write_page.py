@@ -168,3 +168,15 @@ def test_ranker_and_criterion_weights_reach_the_core(open_app, fake):
     assert "w_relevance" not in [s.key for s in at.slider]  # weights only steer the default ranker
     at = suggest(at, "We feared the market. [Q]")
     assert fake.last_suggest["ranker"] == "bm25" and fake.last_suggest["weights"] is None
+
+
+def test_retrieved_quotes_are_previewed_while_the_language_model_reranks(open_app, fake):
+    """The default ranker hands the page the retrieved quotes first (shown while the LM works); once the ranked
+    cards are in, the preview is gone. A ranker without the LM has nothing to preview."""
+    at = suggest(open_app(), "We were afraid of the market, and fear itself ruled the room. [Q] Then we acted.")
+    assert len(fake.previews) == 1 and len(fake.previews[0]) == 5
+    assert "reranking them" not in "\n".join(c.value for c in at.caption)  # replaced by the cards
+    assert "5 suggestions" in [h.value for h in at.subheader]
+    at.selectbox(key="ranker").select("bm25")
+    at.button(key="suggest").click().run()
+    assert len(fake.previews) == 1

@@ -10,7 +10,8 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from quill_core import RANKERS, Candidate, Filters, InputError, Quill, Quote, Settings, Weights
 from quill_core._criteria import Measurement, assess, criteria, quill_value, total
-from quill_core._rank import fuse, order
+from quill_core._query import parse_query
+from quill_core._rank import fuse, order, suggest
 from quill_core._scorer import NLL, PassageNLL, PerplexityScorer
 from quill_core._types import Pool
 from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, FakeScorer
@@ -256,3 +257,19 @@ def test_suggestions_found_in_an_added_source_say_so(lm_quill, tmp_path):
     notes = {s.quote.author: s.criterion("authenticity").note for s in out}
     assert "verified in the source Inaugural" in notes["Franklin D. Roosevelt"]
     assert all("verified" not in n for a, n in notes.items() if a != "Franklin D. Roosevelt")
+
+
+def test_suggest_previews_the_retrieved_quotes_before_the_language_model_runs(quill):
+    """``preview`` gets the retrieved quotes (retrieval order, no LM criteria) before the scorer is called once."""
+    events = []
+    real = FakeScorer()
+
+    class Watched:
+        def __getattr__(self, name):
+            events.append(("scorer", name))
+            return getattr(real, name)
+
+    ranked = suggest(parse_query("Knowledge is what gives us power over fear. [Q]"), retriever=quill.retriever,
+                     scorer=Watched(), k=3, preview=lambda found: events.append(("preview", len(found))))
+    assert events[0] == ("preview", 3) and any(kind == "scorer" for kind, _ in events[1:])
+    assert len(ranked) == 3
