@@ -19,6 +19,8 @@ Every criterion is a value in [0, 1] (higher is better) computed from a raw meas
 - ``novelty``: raw = the quote's own perplexity under the LM (``Quote.ppl``, computed lazily and cached in the
   knowledge base); value = σ((ln raw − ln NOVELTY_CENTER) / TAU_N − POPULARITY_PENALTY · log10(1 + popularity)):
   unfamiliar, rarely attested quotes score high. Never NaN: a missing PPL gives 0.5.
+- ``named_author``: 1 when the paragraph names the quote's author ("as Einstein said, [Q]", 韩非提出：[Q]; see
+  :mod:`quill_core._mentions`), 0 when it names someone else, 0.5 when it names nobody.
 - ``authenticity``: 1 for a quote of the knowledge base (verbatim hit), the fuzzy score / 100 for a near hit,
   0 when the quote is nowhere (see :func:`assess`).
 - ``credibility``: 1 when the attributed author matches the knowledge base's author (normalized names), lower for
@@ -74,6 +76,7 @@ class Weights:
     novelty: float = 0.0
     authenticity: float = 0.1
     credibility: float = 0.1
+    named_author: float = 0.5
 
     def __post_init__(self) -> None:
         values = [getattr(self, f.name) for f in fields(self)]
@@ -146,6 +149,7 @@ class Measurement:
     alone: PassageNLL | None = None       # the quote on its own
     own_ppl: float | None = None          # the quote's own perplexity (novelty)
     assessment: Assessment = field(default_factory=Assessment)
+    named: tuple[str, ...] = ()           # the authors the paragraph names (nearest to the insertion point first)
 
 
 def kb_assessment(quote: Quote) -> Assessment:
@@ -199,6 +203,7 @@ def criteria(m: Measurement, weights: Weights | None = None) -> tuple[Criterion,
     if p is not None and base is not None:
         out.extend(_lm_criteria(m, p, base, w))
     out.append(_novelty(m, w))
+    out.append(_named_author(m, w))
     a = m.assessment
     out.append(Criterion("authenticity", a.authenticity, a.authenticity_raw, w.authenticity, a.authenticity_note))
     out.append(Criterion("credibility", a.credibility, a.credibility_raw, w.credibility, a.credibility_note))
@@ -244,6 +249,15 @@ def _novelty(m: Measurement, w: Weights) -> Criterion:
     value = _sigmoid((math.log(ppl) - math.log(NOVELTY_CENTER)) / TAU_N - pop_term)
     note = f"own PPL {ppl:.1f}" + (f", attested {pop:,.0f} times" if pop_term else "")
     return Criterion("novelty", value, ppl, w.novelty, note)
+
+
+def _named_author(m: Measurement, w: Weights) -> Criterion:
+    if not m.named:
+        return Criterion("named_author", 0.5, None, w.named_author, "the paragraph names no author")
+    if any(author_key(name) == author_key(m.quote.author) for name in m.named):
+        return Criterion("named_author", 1.0, 1.0, w.named_author, f"the paragraph names {clean_author(m.quote.author)}")
+    return Criterion("named_author", 0.0, 0.0, w.named_author, f"the paragraph names {', '.join(m.named)}, "
+                                                               "not this author")
 
 
 def total(breakdown: Iterable[Criterion]) -> float:

@@ -1,7 +1,7 @@
 """Ranking: the registry of rankers, measuring candidates, ordering them, and the suggest and score stages.
 
 Rankers (:data:`RANKERS`): ``vanilla`` (dense cosine), ``bm25`` (lexical), ``hybrid`` (reciprocal-rank fusion of
-both), ``quill`` (QUILL's avg_novelty, lower is better, with the candidate inserted: (min(PPLq, 20) + min(PPLm, 20)) / 2
+both, and of the nearest quotes of each author the paragraph names: "as Einstein said, [Q]"), ``quill`` (QUILL's avg_novelty, lower is better, with the candidate inserted: (min(PPLq, 20) + min(PPLm, 20)) / 2
 + 0.05·PPL_own + 0.5·log10(popularity); reported score 1 / (1 + that)) and ``default`` (the weighted total of the
 criteria, see :mod:`quill_core._criteria`). ``quill`` and ``default`` rerank the ``hybrid`` candidates. Retrieval
 never sees a gold author.
@@ -65,7 +65,8 @@ RANKERS: Mapping[str, Ranker] = MappingProxyType({r.name: r for r in (
            "dense", False, lambda m, rank, b: m.cosine if m.cosine is not None else 0.0),
     Ranker("bm25", "Keyword match (BM25)", "BM25 word overlap", "lexical", False,
            lambda m, rank, b: m.bm25 / m.bm25_max if m.bm25_max > 0 else 0.0),
-    Ranker("hybrid", "Hybrid (semantic + keyword)", "reciprocal-rank fusion of the semantic and keyword lists",
+    Ranker("hybrid", "Hybrid (semantic + keyword)", "reciprocal-rank fusion of the semantic and keyword lists (and of "
+           "the quotes of any author the paragraph names)",
            "fused", False, lambda m, rank, b: 1.0 / (1 + rank)),
     Ranker("quill", "QUILL reranker", "QUILL's perplexity + novelty score of the fused candidates", "fused", True,
            _quill_score),
@@ -85,11 +86,11 @@ def get_ranker(name: str) -> Ranker:
 
 # -- candidates ----------------------------------------------------------------------------------------------------
 def fuse(pool: Pool, *, k: int = 20) -> list[Candidate]:
-    """Reciprocal-rank fusion of the dense and lexical lists (1 / (RRF_K + rank) summed), best first; each
-    candidate's ``similarity`` is its cosine when known."""
+    """Reciprocal-rank fusion of the dense, lexical and named-author lists (1 / (RRF_K + rank) summed), best first;
+    each candidate's ``similarity`` is its cosine when known."""
     scores: dict[str, float] = {}
     quotes: dict[str, Quote] = {}
-    for ranking in (pool.dense, pool.lexical):
+    for ranking in (pool.dense, pool.lexical, pool.named):
         for rank, c in enumerate(ranking, 1):
             scores[c.quote.id] = scores.get(c.quote.id, 0.0) + 1.0 / (RRF_K + rank)
             quotes.setdefault(c.quote.id, c.quote)
@@ -138,6 +139,7 @@ def measure(query: Query, candidates: Sequence[Candidate], *, scorer: Scorer | N
         own_ppl = a.quote.ppl if a is not None and a.quote.tokens else c.quote.ppl
         out.append(Measurement(quote=c.quote, cosine=cosine, bm25=bm25.get(c.quote.id, 0.0), bm25_max=bm25_max,
                                passage=p, baseline=baseline, alone=a, own_ppl=own_ppl,
+                               named=pool.authors,
                                assessment=(assessments or {}).get(c.quote.id, kb_assessment(c.quote))))
     return out
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._embed import BilingualEmbedder, Embedder, model_for
 from ._lexical import LexicalIndex
+from ._mentions import AuthorIndex
 from ._names import author_key
 from ._query import query_text
 from ._store import VectorStore, collection_name
@@ -63,6 +64,7 @@ class Retriever:
         self.dense = dense
         self._lock = threading.Lock()
         self._lexical: tuple[int, LexicalIndex] | None = None
+        self._authors: tuple[int, AuthorIndex] | None = None
 
     @property
     def lexical(self) -> LexicalIndex:
@@ -72,6 +74,15 @@ class Retriever:
             if self._lexical is None or self._lexical[0] != revision:
                 self._lexical = (revision, LexicalIndex(self.catalog.iter_quotes()))
             return self._lexical[1]
+
+    @property
+    def authors(self) -> AuthorIndex:
+        """The catalog's authors at its current revision (to spot the ones a paragraph names)."""
+        with self._lock:
+            revision = self.catalog.revision
+            if self._authors is None or self._authors[0] != revision:
+                self._authors = (revision, AuthorIndex(self.catalog.iter_quotes()))
+            return self._authors[1]
 
     def _spaces(self, text: str, filters: Filters) -> list[tuple[Embedder, Filters, str]]:
         """``(model, filters, language left out)`` for each vector space a search must cover: one, except for a
@@ -85,14 +96,17 @@ class Retriever:
         spaces = [(self.embedder.for_lang(zh), replace(filters, lang=zh), ""), (self.embedder.for_lang(""), filters, zh)]
         return spaces if mostly_cjk(text) else spaces[::-1]
 
-    def _dense(self, text: str, *, k: int, filters: Filters,
-               query: bool) -> tuple[list[Candidate], Callable[[Quote], np.ndarray]]:
+    def _dense(self, text: str, *, k: int, filters: Filters, query: bool,
+               memo: dict[int, np.ndarray] | None = None) -> tuple[list[Candidate], Callable[[Quote], np.ndarray]]:
         """Dense hits of ``text`` (each space's list interleaved, best first) and, per quote, the query vector its
-        stored vector compares with."""
+        stored vector compares with; ``memo`` keeps the text's vectors for the next call."""
         lists, vectors = [], []
+        memo = {} if memo is None else memo
         spaces = self._spaces(text, filters)
         for model, space_filters, exclude in spaces:
-            vector = (model.embed_queries if query else model.embed_batch)([text])[0]
+            if id(model) not in memo:
+                memo[id(model)] = (model.embed_queries if query else model.embed_batch)([text])[0]
+            vector = memo[id(model)]
             vectors.append(vector)
             lists.append(self.dense.search(vector, k=k, filters=space_filters, exclude_lang=exclude))
         hits = [hit for rank in zip_longest(*lists) for hit in rank if hit is not None][:k]
@@ -116,20 +130,25 @@ class Retriever:
         (lexical-only ones from their stored vectors, embedded on the spot where none is stored)."""
         filters = filters or Filters()
         text = query_text(query)
-        dense, vector_for = self._dense(text, k=k, filters=filters, query=True)
+        memo: dict[int, np.ndarray] = {}
+        dense, vector_for = self._dense(text, k=k, filters=filters, query=True, memo=memo)
+        authors = () if filters.author else self.authors.named_in(query.before, query.after)
+        named = [self._dense(text, k=k, filters=replace(filters, author=a), query=True, memo=memo)[0]
+                 for a in authors]
+        named_hits = [c for rank in zip_longest(*named) for c in rank if c is not None][:k]
         allowed = set(self.catalog.ids(author=filters.author, lang=filters.lang, topic=filters.topic)) \
             if has_filters(filters) else None
         hits = self.lexical.search(text, k=k, allowed=allowed)
         quotes = {q.id: q for q in self.catalog.get([i for i, _ in hits])}
         lexical = tuple(Candidate(quotes[i], s, retriever="bm25") for i, s in hits if i in quotes)
-        cosine = {c.quote.id: c.similarity for c in dense}
+        cosine = {c.quote.id: c.similarity for c in [*dense, *named_hits]}
         missing = [c.quote for c in lexical if c.quote.id not in cosine]
         stored = self.dense.vectors([q.id for q in missing])
         unstored = [q for q in missing if q.id not in stored]
         if unstored:
             stored.update(zip([q.id for q in unstored], self.embedder.embed_batch([q.text for q in unstored])))
         cosine.update({q.id: float(stored[q.id] @ vector_for(q)) for q in missing})
-        return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine)
+        return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine, named=tuple(named_hits), authors=authors)
 
 
 # -- dense indexes -------------------------------------------------------------------------------------------------

@@ -108,11 +108,14 @@ class Criterion:
 @dataclass(frozen=True)
 class Pool:
     """Retrieved candidates of one query: ``dense`` by cosine and ``lexical`` by BM25 (``similarity`` = BM25),
-    best first; ``cosine`` holds the cosine of every quote in either list when known."""
+    best first; ``named`` by cosine among the quotes of the authors the paragraph names (``authors``, nearest to
+    the insertion point first); ``cosine`` holds the cosine of every quote in any list when known."""
 
     dense: tuple[Candidate, ...] = ()
     lexical: tuple[Candidate, ...] = ()
     cosine: Mapping[str, float] = field(default_factory=dict)
+    named: tuple[Candidate, ...] = ()
+    authors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

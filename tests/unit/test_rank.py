@@ -48,8 +48,8 @@ def test_breakdown_names_values_raw_and_weights():
     w = Weights(novelty=0.7)
     b = criteria(measurement(), w)
     names = [c.name for c in b]
-    assert names == ["relevance", "lexical", "quote_match", "semantic_match", "fluency", "novelty", "authenticity",
-                     "credibility"]
+    assert names == ["relevance", "lexical", "quote_match", "semantic_match", "fluency", "novelty", "named_author",
+                     "authenticity", "credibility"]
     assert dict((c.name, c.weight) for c in b) == w.as_dict()
     sm = next(c for c in b if c.name == "semantic_match")
     assert sm.raw == pytest.approx(math.exp(20 / 5)) and sm.value > 0.5  # the quote made the next sentence likelier
@@ -273,3 +273,18 @@ def test_suggest_previews_the_retrieved_quotes_before_the_language_model_runs(qu
                      scorer=Watched(), k=3, preview=lambda found: events.append(("preview", len(found))))
     assert events[0] == ("preview", 3) and any(kind == "scorer" for kind, _ in events[1:])
     assert len(ranked) == 3
+
+
+def test_a_quote_by_the_author_the_paragraph_names_is_retrieved_and_ranked_up(quill):
+    """"As Einstein said, [Q]": Einstein's quotes join the candidates even when no word of the paragraph matches
+    them, and the named_author criterion lifts them; a paragraph naming nobody leaves the criterion neutral."""
+    query = parse_query("The harbour was quiet that morning. As Einstein once said, [Q] Then the boats went out.")
+    pool = quill.retriever.pool(query, k=3)
+    assert pool.authors == ("Albert Einstein",)
+    assert {c.quote.author for c in pool.named} == {"Albert Einstein"}
+    best = suggest(query, retriever=quill.retriever, scorer=FakeScorer(), k=3)
+    assert best[0].quote.author == "Albert Einstein"
+    named = next(c for c in best[0].breakdown if c.name == "named_author")
+    assert (named.value, named.note) == (1.0, "the paragraph names Albert Einstein")
+    plain = suggest(parse_query("The harbour was quiet that morning. [Q]"), retriever=quill.retriever, k=1)
+    assert next(c for c in plain[0].breakdown if c.name == "named_author").value == 0.5
