@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml requirements.lock
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/quill kb build --tier starter --if-missing
+	# import only: the app comes up at once and embeds the quotes in the background (resumes where a stop left it)
+	$(BIN)/quill kb build --tier starter --if-missing --no-index
 	$(BIN)/streamlit run app.py --server.headless true --server.address 127.0.0.1 --server.port $(QUILL_PORT)
 
 test: $(STAMP)

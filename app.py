@@ -30,4 +30,5 @@ with ui.guard("opening Quill"):
 if quill is None:  # e.g. a malformed QUILL_* setting: the error above says which
     st.stop()
 ui.prepare(quill)
+ui.indexing_status(quill)
 page.run()

@@ -175,7 +175,8 @@ def kb_write() -> Iterator[None]:
 
 
 def prepare(q: Quill) -> None:
-    """First run: build the starter knowledge base if it is empty, then bring the vector index up to date.
+    """First run: build the starter knowledge base if it is empty (import only), then index it in the background:
+    the app answers at once from what is embedded so far and from keyword search (:func:`indexing_status`).
 
     Runs once per Quill instance; other sessions wait on the lock instead of building a second time.
     """
@@ -189,12 +190,21 @@ def prepare(q: Quill) -> None:
             with slot.container():
                 if q.stats().quotes == 0:
                     run_step("First run: building the starter knowledge base…",
-                             lambda bar: q.build("starter", progress=bar), done="Knowledge base ready")
-                    st.toast("The starter knowledge base is ready.", icon=":material/check_circle:")
-                else:
-                    q.index(progress=ProgressBar("Indexing the knowledge base"))
+                             lambda bar: q.build("starter", index=False, progress=bar), done="Knowledge base ready")
+            q.index_in_background()
             _ready.add(q)
         slot.empty()
+
+
+@st.fragment(run_every=3)
+def indexing_status(q: Quill) -> None:
+    """While the background index grows: its progress, refreshed every few seconds (nothing once it is done)."""
+    state = q.indexing()
+    if state.error:
+        st.warning(f"Indexing stopped: {state.error}", icon=":material/warning:")
+    elif state.running:
+        st.progress(min(1.0, state.fraction), text=f"Indexing the knowledge base: {state.message}. Suggestions "
+                                                    "meanwhile search what is indexed so far and every quote by words.")
 
 
 # -- layout ---------------------------------------------------------------------------------------------------

@@ -63,10 +63,11 @@ def progress_bar(fraction: float, message: str) -> None:
 def _kb_build(quill: Quill, args: argparse.Namespace) -> int:
     quotes = quill.stats().quotes
     if args.if_missing and quotes > 0:
-        quill.index(progress=None if args.json else progress_bar)
+        if not args.no_index:
+            quill.index(progress=None if args.json else progress_bar)
         emit(args, {"built": False, "quotes": quotes}, f"knowledge base {quill.settings.kb!r} ready")
         return 0
-    report = quill.build(args.tier, progress=None if args.json else progress_bar)
+    report = quill.build(args.tier, index=not args.no_index, progress=None if args.json else progress_bar)
     emit(args, report, "\n".join([f"{args.tier}: read {report.read:,}, imported {report.imported:,}, "
                                    f"merged {report.merged:,}, rejected {len(report.rejected):,}", *report.notes]))
     return 0
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=list(TIERS), default="starter",
                    help="; ".join(f"{name}: {about}" for name, about in TIERS.items()))
     p.add_argument("--if-missing", action="store_true", help="do nothing when the knowledge base has quotes")
+    p.add_argument("--no-index", action="store_true",
+                   help="import only; the app (or the next command that searches) embeds the quotes")
     p = command(kb, "import", _kb_import, "import a quote file")
     p.add_argument("path")
     p.add_argument("--format", default="auto", choices=list(FORMATS),

@@ -12,7 +12,7 @@ from ._attribution import Entailer
 from ._config import Settings
 from ._criteria import Weights
 from ._embed import Embedder
-from ._errors import InputError
+from ._errors import InputError, QuillError
 from ._evaluate import EvalReport, evaluate, load_dataset
 from ._generate import Generator
 from ._insert import insert
@@ -33,6 +33,7 @@ from ._types import (
     FilterOptions,
     Filters,
     ImportReport,
+    IndexProgress,
     InsertResult,
     KBStats,
     Progress,
@@ -61,6 +62,8 @@ class Quill:
                                     generator=generator, entailer=entailer, sources=sources)
         self._lock = threading.Lock()
         self._options: tuple[int, FilterOptions] | None = None
+        self._indexing_lock = threading.Lock()
+        self._indexing = IndexProgress()
 
     # -- resources (made on first use) -----------------------------------------------------------------------------
     @property
@@ -132,15 +135,41 @@ class Quill:
         self.index(progress=_scaled(progress, 0.5, 1.0))
         return report
 
-    def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
-        """Build a bundled tier into this Quill's knowledge base and index it."""
-        report = build_tier(self.kb, tier, home=self.settings.home, progress=_scaled(progress, 0.0, 0.3))
-        self.index(progress=_scaled(progress, 0.3, 1.0))
+    def build(self, tier: str = "starter", *, index: bool = True, progress: Progress | None = None) -> ImportReport:
+        """Build a bundled tier into this Quill's knowledge base and (unless ``index`` is false) index it."""
+        report = build_tier(self.kb, tier, home=self.settings.home,
+                            progress=_scaled(progress, 0.0, 0.3 if index else 1.0))
+        if index:
+            self.index(progress=_scaled(progress, 0.3, 1.0))
         return report
 
     def index(self, *, progress: Progress | None = None) -> int:
-        """Bring the vector collection in line with the knowledge base; return how many quotes were embedded."""
+        """Bring the vector collection in line with the knowledge base; return how many quotes were embedded.
+        Interrupted, it keeps what it stored: the next call embeds only the rest."""
         return self._resources.index.get().sync(progress=progress)
+
+    def index_in_background(self) -> IndexProgress:
+        """Start :meth:`index` in a background thread (unless one runs) and return where it stands. Meanwhile
+        suggestions search the quotes embedded so far by meaning and every quote by words."""
+        with self._indexing_lock:
+            if not self._indexing.running:
+                self._indexing = IndexProgress(running=True, message="indexing the knowledge base")
+                threading.Thread(target=self._index_thread, name="quill-index", daemon=True).start()
+            return self._indexing
+
+    def indexing(self) -> IndexProgress:
+        """Where background indexing stands (see :meth:`index_in_background`)."""
+        return self._indexing
+
+    def _index_thread(self) -> None:
+        def note(fraction: float, message: str) -> None:
+            self._indexing = IndexProgress(fraction=fraction, message=message, running=True)
+
+        try:
+            self.index(progress=note)
+            self._indexing = IndexProgress(fraction=1.0, message="the index is up to date")
+        except QuillError as exc:
+            self._indexing = IndexProgress(fraction=self._indexing.fraction, error=str(exc))
 
     # -- suggest ---------------------------------------------------------------------------------------------------
     def retrieve(self, paragraph: str | Query, *, k: int = 10, filters: Filters | None = None) -> list[Candidate]:

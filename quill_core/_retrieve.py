@@ -197,7 +197,11 @@ class StoreIndex:
 
     def search(self, vector: np.ndarray, *, k: int, filters: Filters,
                exclude_lang: str = "") -> list[tuple[str, float]]:
-        self.sync()
+        if self._lock.acquire(blocking=False):  # while another thread indexes, search the vectors stored so far
+            try:
+                self.sync()
+            finally:
+                self._lock.release()
         allowed = self.kb.ids(topic=filters.topic, author=filters.author, lang=filters.lang) if filters.topic else None
         return self.store.query(self.collection, vector, k=k, where=_where(filters, exclude_lang), ids=allowed)
 

@@ -235,6 +235,17 @@ class ImportReport:
 
 
 @dataclass(frozen=True)
+class IndexProgress:
+    """Where background indexing stands: the fraction done and its last message, whether it still runs, and the
+    error that stopped it ("" if none)."""
+
+    fraction: float = 0.0
+    message: str = ""
+    running: bool = False
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class KBStats:
     quotes: int
     by_lang: dict[str, int] = field(default_factory=dict)

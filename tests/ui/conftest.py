@@ -25,6 +25,7 @@ from quill_core import (
     Filters,
     ImportFormatError,
     ImportReport,
+    IndexProgress,
     RANKERS,
     InsertResult,
     KBStats,
@@ -87,7 +88,8 @@ class FakeQuill:
         self.fail: dict[str, Exception] = {}  # method name -> exception to raise
         self.sources = FakeSources()
         self.last_suggest: dict[str, Any] = {}
-        self.previews: list[list[str]] = []  # quote ids of each retrieval preview handed to the page
+        self.previews: list[list[str]] = []
+        self.index_progress = IndexProgress(fraction=1.0, message="the index is up to date")  # quote ids of each retrieval preview handed to the page
         self._lock = threading.Lock()
 
     def _record(self, name: str, detail: Any = None) -> None:
@@ -117,8 +119,15 @@ class FakeQuill:
         self._record("index")
         return 0
 
-    def build(self, tier: str = "starter", *, progress: Progress | None = None) -> ImportReport:
-        self._record("build", tier)
+    def index_in_background(self) -> IndexProgress:
+        self._record("index_in_background")
+        return self.indexing()
+
+    def indexing(self) -> IndexProgress:
+        return self.index_progress
+
+    def build(self, tier: str = "starter", *, index: bool = True, progress: Progress | None = None) -> ImportReport:
+        self._record("build", (tier, index))
         extra = [Quote("Well begun is half done.", author="Aristotle", collections=(f"{tier}-tier",), topics=("work",)),
                  Quote("千里之行，始于足下。", author="老子", lang="zh", collections=(f"{tier}-tier",))]
         for i in range(4):

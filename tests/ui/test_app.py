@@ -18,12 +18,26 @@ def test_every_page_opens_without_errors(open_app, page):
 
 
 def test_an_empty_knowledge_base_is_built_once_on_first_run(open_app, fake):
+    """The first session imports the starter (no embedding: that runs in the background) and starts indexing."""
     fake.kb.quotes.clear()
     at = open_app()
-    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+    assert [d for name, d in fake.calls if name == "build"] == [("starter", False)]
+    assert ("index_in_background", None) in fake.calls
     assert len(fake.kb) == 2 and not at.error
     open_app()  # a second session finds it ready: no second build
-    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+    assert [d for name, d in fake.calls if name == "build"] == [("starter", False)]
+
+
+def test_background_indexing_shows_its_progress_until_done(open_app, fake):
+    from quill_core import IndexProgress
+
+    fake.index_progress = IndexProgress(fraction=0.4, message="embedded 27,000 of 68,411 quotes", running=True)
+    at = open_app()
+    assert not at.exception
+    assert any("embedded 27,000 of 68,411 quotes" in str(p.proto) for p in at.get("progress"))
+    fake.index_progress = IndexProgress(fraction=1.0, message="the index is up to date")
+    at = open_app()
+    assert not at.get("progress")
 
 
 def test_every_session_shares_one_quill(open_app, fake, monkeypatch):
@@ -43,9 +57,9 @@ def test_four_sessions_preparing_at_once_build_once(fake):
     fake.kb.quotes.clear()
     real_build = fake.build
 
-    def slow_build(tier="starter", *, progress=None):
+    def slow_build(tier="starter", *, index=True, progress=None):
         time.sleep(0.3)
-        return real_build(tier, progress=progress)
+        return real_build(tier, index=index, progress=progress)
 
     fake.build = slow_build
     q = ui.quill()
@@ -62,7 +76,7 @@ def test_four_sessions_preparing_at_once_build_once(fake):
         t.start()
     for t in threads:
         t.join(timeout=30)
-    assert [d for name, d in fake.calls if name == "build"] == ["starter"]
+    assert [d for name, d in fake.calls if name == "build"] == [("starter", False)]
     assert seen == [2, 2, 2, 2]
 
 

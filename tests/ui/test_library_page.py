@@ -79,7 +79,7 @@ def test_build_a_tier_shows_progress_and_its_report(open_app, fake):
     at = open_app(LIBRARY)
     at.button(key="build_starter").click().run()
     assert not at.error and not at.exception
-    assert ("build", "starter") in fake.calls
+    assert ("build", ("starter", True)) in fake.calls
     assert metrics(at)["New quotations"] == "2" and metrics(at)["Quotations"] in ("12", "14")
     assert at.status and at.status[-1].label == "Starter knowledge base built"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from quill_core import Filters, InputError, Quill, Quote, Settings
+from quill_core import Filters, InputError, Quill, Quote, Settings, parse_query
 from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
 
 
@@ -172,3 +172,43 @@ def test_an_interrupted_index_resumes_where_its_vectors_end(settings, monkeypatc
     again = Interrupted(fail_after=len(SAMPLE_QUOTES))
     assert Quill(settings, embedder=again).index() == len(SAMPLE_QUOTES) - 4
     assert again.embedded == len(SAMPLE_QUOTES) - 4
+
+
+def test_suggestions_answer_while_the_index_grows_in_the_background(settings, monkeypatch):
+    """First run: the index fills in a background thread; meanwhile a suggestion does not wait for it (it searches
+    the vectors stored so far and every quote by words), and the progress is there to show."""
+    import threading
+
+    monkeypatch.setattr("quill_core._retrieve.EMBED_BATCH", 2)
+    release = threading.Event()
+
+    class Slow(FakeEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches = 0
+
+        def embed_batch(self, texts):
+            self.batches += 1
+            if self.batches == 2:  # the second batch of the index waits until the test lets it go
+                assert release.wait(10)
+            return super().embed_batch(texts)
+
+    q = Quill(settings, embedder=Slow())
+    q.kb.upsert(SAMPLE_QUOTES)
+    assert q.index_in_background().running
+    for _ in range(100):
+        if q.indexing().fraction > 0:
+            break
+        threading.Event().wait(0.02)
+    state = q.indexing()
+    assert state.running and 0 < state.fraction < 1 and "embedded 2 of" in state.message
+    pool = q.retriever.pool(parse_query("fear itself is the only thing we have [Q]"), k=3)
+    assert pool.lexical and pool.lexical[0].quote.author == "Franklin D. Roosevelt"  # words serve meanwhile
+    assert len(pool.dense) <= 2  # only what is embedded so far
+    release.set()
+    for _ in range(200):
+        if not q.indexing().running:
+            break
+        threading.Event().wait(0.02)
+    assert q.indexing().fraction == 1.0 and not q.indexing().error
+    assert q.store.count(q.collection) == len(SAMPLE_QUOTES)
