@@ -38,10 +38,10 @@ from ._text import detect_lang
 from ._types import Candidate, Criterion, Filters, Pool, Provenance, Query, Quote, Suggestion
 
 RRF_K = 60
-LM_SHORTLIST = 8
+LM_SHORTLIST = 6
 """How many candidates the default ranker measures with the LM: the best by the other criteria. On QUILL's dev rows
-against the starter, measuring 6, 8, 10, 12 or all 20 gave the same MRR and Hit@1 (en and zh), and it is most of
-suggest's time."""
+against the starter, measuring 6, 8, 10, 12 or all 20 gave the same MRR and Hit@1 (en and zh); the LM pass is most
+of suggest's time (``bench/rerank.py``: p50 2.99 s with all 20, 1.42 s with 8, 1.20 s with 6; same top 5)."""
 RankerName = Literal["vanilla", "bm25", "hybrid", "quill", "default"]
 PoolKind = Literal["dense", "lexical", "fused"]
 
