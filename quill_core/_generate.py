@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, Sequence, get_args, runtime_checkable
 
 from ._config import Settings
+from ._compute import COMPUTE
 from ._errors import ConfigError, GenerationError
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class TransformersGenerator:
         self.repetition_penalty = repetition_penalty
         self.top_p = top_p
         self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None
-        self._lock = threading.RLock()
+        self._lock = COMPUTE
 
     @property
     def loaded(self) -> bool:

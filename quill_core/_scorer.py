@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from ._config import Settings
+from ._compute import COMPUTE
 from ._errors import ConfigError, ModelError
 from ._lm import load_causal_lm
 from ._nllcache import HeadTail, NLLCache
@@ -142,7 +142,7 @@ class PerplexityScorer:
             quantize = model is None and (precision == "int8" or (precision == "auto" and int8_is_faster()))
         self.quantize = quantize
         self.name = (settings.lm_model if settings else getattr(getattr(model, "config", None), "_name_or_path", "lm"))
-        self._lock = threading.RLock()
+        self._lock = COMPUTE  # (also guards the caches below)
         self._alone: OrderedDict[str, PassageNLL] = OrderedDict()
         self._cache_size = cache_size
         self._start: int | None = None
