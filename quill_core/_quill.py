@@ -64,6 +64,7 @@ class Quill:
         self._options: tuple[int, FilterOptions] | None = None
         self._indexing_lock = threading.Lock()
         self._indexing = IndexProgress()
+        self._warmed = False
 
     # -- resources (made on first use) -----------------------------------------------------------------------------
     @property
@@ -150,12 +151,23 @@ class Quill:
 
     def index_in_background(self) -> IndexProgress:
         """Start :meth:`index` in a background thread (unless one runs) and return where it stands. Meanwhile
-        suggestions search the quotes embedded so far by meaning and every quote by words."""
+        suggestions search the quotes embedded so far by meaning and every quote by words. The first call also
+        loads the language model in another thread (converting the packaged one once), so the first click finds
+        it ready."""
         with self._indexing_lock:
             if not self._indexing.running:
+                if not self._warmed:
+                    self._warmed = True
+                    threading.Thread(target=self._warm_up, name="quill-warm-up", daemon=True).start()
                 self._indexing = IndexProgress(running=True, message="indexing the knowledge base")
                 threading.Thread(target=self._index_thread, name="quill-index", daemon=True).start()
             return self._indexing
+
+    def _warm_up(self) -> None:
+        try:
+            self.scorer.quote_alone(["Well begun is half done."])
+        except QuillError:  # the first real request reports it
+            pass
 
     def indexing(self) -> IndexProgress:
         """Where background indexing stands (see :meth:`index_in_background`)."""

@@ -3,7 +3,7 @@
 import pytest
 
 from quill_core import Filters, InputError, Quill, Quote, Settings, parse_query
-from tests.fakes import SAMPLE_QUOTES, FakeEmbedder
+from tests.fakes import SAMPLE_QUOTES, FakeEmbedder, FakeScorer
 
 
 @pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.slow)])
@@ -193,7 +193,17 @@ def test_suggestions_answer_while_the_index_grows_in_the_background(settings, mo
                 assert release.wait(10)
             return super().embed_batch(texts)
 
-    q = Quill(settings, embedder=Slow())
+    class Warming(FakeScorer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.warmed: list[str] = []
+
+        def quote_alone(self, quotes):
+            self.warmed += list(quotes)
+            return super().quote_alone(quotes)
+
+    scorer = Warming()
+    q = Quill(settings, embedder=Slow(), scorer=scorer)
     q.kb.upsert(SAMPLE_QUOTES)
     assert q.index_in_background().running
     for _ in range(100):
@@ -212,3 +222,4 @@ def test_suggestions_answer_while_the_index_grows_in_the_background(settings, mo
         threading.Event().wait(0.02)
     assert q.indexing().fraction == 1.0 and not q.indexing().error
     assert q.store.count(q.collection) == len(SAMPLE_QUOTES)
+    assert scorer.warmed  # the language model was loaded before the first click, in the background
