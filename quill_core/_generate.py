@@ -200,6 +200,8 @@ class TransformersGenerator:
         self.top_p = top_p
         self._loaded: tuple[PreTrainedModel, PreTrainedTokenizerBase] | None = None
         self._lock = COMPUTE
+        self._last: tuple[int, ...] = ()  # the previous prompt's tokens
+        self._prefix: tuple[tuple[int, ...], Any] | None = None  # tokens shared by recent prompts and their KV cache
 
     @property
     def loaded(self) -> bool:
@@ -239,6 +241,9 @@ class TransformersGenerator:
                                        else tokenizer.eos_token_id}
             if stop:
                 options["stopping_criteria"] = _stopper(tokenizer, inputs["input_ids"].shape[1], stop)
+            past = self._shared_prefix(model, inputs["input_ids"])
+            if past is not None:
+                options["past_key_values"] = past
             if temperature > 0:
                 torch.manual_seed(0 if seed is None else int(seed))
                 options.update(do_sample=True, temperature=float(temperature), top_p=self.top_p, top_k=0)
@@ -251,6 +256,30 @@ class TransformersGenerator:
                 raise GenerationError(f"local generation with {self.name} failed: {exc}") from exc
             text = tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
         return prefill + _cut(text, stop)
+
+
+    def _shared_prefix(self, model: PreTrainedModel, ids: torch.Tensor) -> Any:
+        """A copy of the KV cache of the tokens this prompt shares with the previous ones, or None. The drafts of
+        one insertion share most of their prompt (instructions, example, paragraph, quote): the shared part is
+        computed once and every later draft only reads its own last lines (called under the lock)."""
+        import copy
+
+        import torch
+
+        tokens = tuple(ids[0].tolist())
+        if self._prefix is not None:
+            shared = self._prefix[0]
+            if len(shared) < len(tokens) and tokens[: len(shared)] == shared:
+                return copy.deepcopy(self._prefix[1])
+        last, self._last = self._last, tokens
+        n = next((i for i, (a, b) in enumerate(zip(last, tokens)) if a != b), min(len(last), len(tokens)))
+        n = min(n, len(tokens) - 1)  # the model must read at least the prompt's last token
+        if n < SHARED_PREFIX_MIN:
+            return None
+        with torch.inference_mode():
+            cache = model(input_ids=ids[:, :n], use_cache=True).past_key_values
+        self._prefix = (tokens[:n], cache)
+        return copy.deepcopy(cache)
 
 
 def _stopper(tokenizer: PreTrainedTokenizerBase, prompt_len: int, stop: Sequence[str]) -> StoppingCriteriaList:
@@ -273,6 +302,10 @@ def _cut(text: str, stop: Sequence[str]) -> str:
     """``text`` up to (not including) the first stop string."""
     ends = [i for i in (text.find(s) for s in stop if s) if i >= 0]
     return text[: min(ends)] if ends else text
+
+
+SHARED_PREFIX_MIN = 64
+"""Prompt tokens two consecutive prompts must share before their KV cache is kept for the next ones."""
 
 
 def load_generator(settings: Settings | None = None) -> Generator:

@@ -163,3 +163,28 @@ def test_local_generator_samples_with_a_seed():
     gen = TransformersGenerator(lambda: (model, ChatTokenizer()))
     assert gen.generate([("user", "u")], temperature=0.5, max_tokens=2, seed=3) == "ab"
     assert model.options["do_sample"] is True and model.options["temperature"] == 0.5
+
+
+def test_consecutive_prompts_share_the_kv_cache_of_their_common_start(monkeypatch):
+    """The drafts of one insertion share most of their prompt: from the second prompt on, the shared tokens are
+    computed once and later prompts that start with them reuse that cache (only a copy is handed to generate)."""
+    import torch
+
+    from quill_core import _generate
+
+    monkeypatch.setattr(_generate, "SHARED_PREFIX_MIN", 4)
+    forwards = []
+
+    class Model:
+        def __call__(self, input_ids, use_cache):
+            forwards.append(input_ids.shape[1])
+            return type("Out", (), {"past_key_values": {"tokens": input_ids.shape[1]}})()
+
+    gen = TransformersGenerator(lambda: (Model(), None), name="fake")
+    common = list(range(10))
+    assert gen._shared_prefix(Model(), torch.tensor([common + [50, 51]])) is None  # nothing to share with yet
+    first = gen._shared_prefix(Model(), torch.tensor([common + [60, 61, 62]]))
+    assert forwards == [10] and first == {"tokens": 10}
+    again = gen._shared_prefix(Model(), torch.tensor([common + [70]]))
+    assert forwards == [10] and again == first and again is not gen._prefix[1]  # reused, as a copy
+    assert gen._shared_prefix(Model(), torch.tensor([[99] * 12])) is None  # a different prompt: nothing shared
