@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from itertools import zip_longest
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ._text import mostly_cjk
 from ._types import Candidate, Filters, Pool, Progress, Query, Quote
 
 EMBED_BATCH = 1024
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -63,26 +64,26 @@ class Retriever:
         self.embedder = embedder
         self.dense = dense
         self._lock = threading.Lock()
-        self._lexical: tuple[int, LexicalIndex] | None = None
-        self._authors: tuple[int, AuthorIndex] | None = None
+        self._indexes: dict[type, tuple[int, Any]] = {}  # index class -> (catalog revision, index)
+
+    def _current(self, make: type[T]) -> T:
+        """The index ``make(quotes)`` of the catalog at its current revision (rebuilt when the catalog changes)."""
+        with self._lock:
+            revision = self.catalog.revision
+            cached = self._indexes.get(make)
+            if cached is None or cached[0] != revision:
+                cached = self._indexes[make] = (revision, make(self.catalog.iter_quotes()))
+            return cached[1]
 
     @property
     def lexical(self) -> LexicalIndex:
         """The BM25 index of the catalog at its current revision."""
-        with self._lock:
-            revision = self.catalog.revision
-            if self._lexical is None or self._lexical[0] != revision:
-                self._lexical = (revision, LexicalIndex(self.catalog.iter_quotes()))
-            return self._lexical[1]
+        return self._current(LexicalIndex)
 
     @property
     def authors(self) -> AuthorIndex:
         """The catalog's authors at its current revision (to spot the ones a paragraph names)."""
-        with self._lock:
-            revision = self.catalog.revision
-            if self._authors is None or self._authors[0] != revision:
-                self._authors = (revision, AuthorIndex(self.catalog.iter_quotes()))
-            return self._authors[1]
+        return self._current(AuthorIndex)
 
     def _spaces(self, text: str, filters: Filters) -> list[tuple[Embedder, Filters, str]]:
         """``(model, filters, language left out)`` for each vector space a search must cover: one, except for a
