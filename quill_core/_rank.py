@@ -38,6 +38,7 @@ from ._text import detect_lang
 from ._types import Candidate, Criterion, Filters, Pool, Provenance, Query, Quote, Suggestion
 
 RRF_K = 60
+_LM_DERIVED = (*LM_CRITERIA, "novelty")
 LM_SHORTLIST = 6
 """How many candidates the default ranker measures with the LM: the best by the other criteria. On QUILL's dev rows
 against the starter, measuring 6, 8, 10, 12 or all 20 gave the same MRR and Hit@1 (en and zh); the LM pass is most
@@ -171,13 +172,15 @@ def order(measurements: Sequence[Measurement], *, ranker: str = "default", weigh
 
 
 def _without_lm(m: Measurement, w: Weights) -> float:
-    return total(c for c in criteria(replace(m, passage=None, baseline=None), w) if c.name not in LM_CRITERIA)
+    """The total of the criteria the LM does not measure (novelty is left out too: its perplexity may come from
+    the LM or from the knowledge base's cache, and the shortlist must not depend on which)."""
+    return total(c for c in criteria(replace(m, passage=None, baseline=None), w) if c.name not in _LM_DERIVED)
 
 
 def shortlist(measurements: Sequence[Measurement], weights: Weights) -> set[str]:
     """The ids of the :data:`LM_SHORTLIST` candidates the default ranker measures with the LM: the best by the
     criteria the LM does not measure (all of them when those criteria carry no weight)."""
-    if not any(getattr(weights, f) > 0 for f in weights.as_dict() if f not in LM_CRITERIA):
+    if not any(getattr(weights, f) > 0 for f in weights.as_dict() if f not in _LM_DERIVED):
         return {m.quote.id for m in measurements}
     ranked = sorted(measurements, key=lambda m: -_without_lm(m, weights))  # stable: retrieval order breaks ties
     return {m.quote.id for m in ranked[:LM_SHORTLIST]}
