@@ -30,5 +30,6 @@ with ui.guard("opening Quill"):
 if quill is None:  # e.g. a malformed QUILL_* setting: the error above says which
     st.stop()
 ui.prepare(quill)
-ui.indexing_status(quill)
+if quill.indexing().running or quill.indexing().error:  # (the fragment refreshes itself until the next run)
+    ui.indexing_status(quill)
 page.run()
