@@ -1,13 +1,14 @@
 """Ranker quality on QUILL's dev set: every ranker per language, plus how the default weights were chosen.
 
-    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--precision int8|float32]
+    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--precision int8|float32] [--save PATH]
 
-- English rows with the MiniLM embedder, Chinese rows with the multilingual USE embedder; the default LM
+- English rows with the MiniLM embedder, Chinese rows with e5 (what the default bilingual embedder uses); the default LM
   (``QUILL_LM_MODEL``, SmolLM2-135M-Instruct unless set). Gold quotes of the whole dataset form the corpus
   (``quill eval --kb none``); 20 candidates (dense + BM25, fused) per row.
-- ``--tune``: grid search of the default ranker's weights on the collected English rows, reported in-sample and
-  with 5-fold cross-validation (weights chosen on 4/5 of the rows, scored on the held-out fifth), so the gain over
-  ``vanilla`` is not just fitted to these 70 rows.
+- ``--tune``: grid search of the default ranker's weights on each language's collected rows, reported in-sample
+  and with 5-fold cross-validation (weights chosen on 4/5 of the rows, scored on the held-out fifth), so the gain
+  over ``vanilla`` is not just fitted to these rows. ``--save PATH`` pickles each language's measured rows first
+  (``PATH.<lang>.pickle``) so other weights can be tried without another LM pass.
 - ``lm_only``: the default ranker with every weight 0 but quote_match: what the LM alone finds (how weak it is).
 - ``--limit-zh N`` scores only the first N Chinese rows with the LM rankers (the non-LM rankers always see all).
 Needs ../shared/data/eval/quill_dev.jsonl (says so and exits 2 when absent).
