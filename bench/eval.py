@@ -1,6 +1,6 @@
 """Ranker quality on QUILL's dev set: every ranker per language, plus how the default weights were chosen.
 
-    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--precision int8|float32] [--save PATH]
+    .venv/bin/python bench/eval.py [--json] [--langs en,zh] [--limit-zh N] [--limit N] [--tune] [--threads 1] [--precision int8|float32] [--kb starter] [--save PATH]
 
 - English rows with the MiniLM embedder, Chinese rows with e5 (what the default bilingual embedder uses); the default LM
   (``QUILL_LM_MODEL``, SmolLM2-135M-Instruct unless set). Gold quotes of the whole dataset form the corpus
@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from quill_core import RANKERS, Settings, Weights, to_json  # noqa: E402
+from quill_core import RANKERS, Quill, Settings, Weights, to_json  # noqa: E402
 from quill_core._embed import load_embedder  # noqa: E402
 from quill_core._evaluate import collect, load_dataset, summarize  # noqa: E402
 from quill_core._scorer import PerplexityScorer  # noqa: E402
@@ -38,7 +38,7 @@ DEV = ROOT.parent / "shared" / "data" / "eval" / "quill_dev.jsonl"
 EMBEDDER = {"en": "minilm", "zh": "e5"}
 GRID = {"quote_match": [0, 0.25, 0.5, 0.75, 1.0], "fluency": [0, 0.1, 0.2, 0.3, 0.4], "semantic_match": [0, 0.05, 0.1],
         "lexical": [0, 0.1], "novelty": [0, 0.05, 0.1]}
-FIXED = {"relevance": 1.0, "authenticity": 0.1, "credibility": 0.1}
+FIXED = {"relevance": 1.0, "authenticity": 0.1, "credibility": 0.1, "named_author": 0.5}
 
 
 def mrr_hit1(results, weights: Weights) -> tuple[float, float]:
@@ -80,12 +80,15 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--precision", choices=("int8", "float32"),
                     help="LM precision for scoring (default: QUILL_LM_PRECISION, else int8)")
+    ap.add_argument("--kb", help="a built knowledge base whose quotes join the gold ones, e.g. starter (its own "
+                                 "embedder; default: the gold quotes alone)")
     ap.add_argument("--save", help="pickle each language's measured rows to SAVE.<lang>.pickle (re-tune offline)")
     args = ap.parse_args()
     if not DEV.is_file():
         print(f"{DEV} is absent: this benchmark needs ../shared", file=sys.stderr)
         return 2
-    settings = Settings.load(threads=args.threads, lm_precision=args.precision)
+    settings = Settings.load(threads=args.threads, lm_precision=args.precision, kb=args.kb)
+    kb = Quill(settings).retriever if args.kb else None  # its quotes join the gold ones (read only)
     scorer = PerplexityScorer(settings)
     every = load_dataset(DEV)
     figures: dict = {"lm": settings.lm_model, "precision": settings.lm_precision}
@@ -94,7 +97,8 @@ def main() -> int:
         embedder = load_embedder(EMBEDDER.get(lang, "use"))
         started = time.perf_counter()
         lm_rows = rows[: args.limit_zh] if lang == "zh" and args.limit_zh else rows
-        measured = collect(lm_rows, embedder=embedder, scorer=scorer, corpus_rows=every)
+        measured = collect(lm_rows, embedder=embedder if kb is None else kb.embedder, scorer=scorer, kb=kb,
+                           corpus_rows=every)
         if args.save:  # first: the LM pass is the expensive part
             with open(f"{args.save}.{lang}.pickle", "wb") as fh:
                 pickle.dump(measured, fh)
@@ -103,7 +107,7 @@ def main() -> int:
         lm_only = Weights(**{name: 0.0 for name in Weights().as_dict()} | {"quote_match": 1.0})
         metrics["lm_only"] = to_json(summarize(measured, rankers=("default",), weights=lm_only)["default"])
         if len(lm_rows) < len(rows):  # the retrieval-only rankers on every row
-            plain = collect(rows, embedder=embedder, corpus_rows=every)
+            plain = collect(rows, embedder=embedder if kb is None else kb.embedder, kb=kb, corpus_rows=every)
             metrics.update({k: to_json(v) for k, v in summarize(plain, rankers=("vanilla", "bm25", "hybrid")).items()
                             if k in ("vanilla", "bm25", "hybrid")})
             metrics["lm_rows"] = len(lm_rows)
