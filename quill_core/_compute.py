@@ -13,5 +13,30 @@ import threading
 
 COMPUTE = threading.RLock()
 """Held for the duration of one model call (re-entrant: a call may make another)."""
+
+
+class Queue:
+    """A lock that serves its waiters in arrival order (a plain lock lets a request that has waited long lose to
+    a newer one again and again)."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._next = self._serving = 0
+
+    def __enter__(self) -> None:
+        with self._turn:
+            ticket = self._next
+            self._next += 1
+            self._turn.wait_for(lambda: self._serving == ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._turn:
+            self._serving += 1
+            self._turn.notify_all()
+
+
+RERANKING = Queue()
+"""Suggestions take their language-model pass one at a time, first come first served: with several requests at
+once, each finishes in the order it came instead of all finishing late together."""
 BATCH = 64
 """Texts embedded per hold of :data:`COMPUTE`."""

@@ -28,6 +28,7 @@ from ._criteria import (
     unweighted_lm_note,
     why,
 )
+from ._compute import RERANKING
 from ._embed import model_for
 from ._errors import InputError, QuillError
 from ._names import author_key, clean_author
@@ -220,7 +221,9 @@ def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None,
     measured = plain
     if spec.needs_lm and scorer is not None:
         short = shortlist(plain, w or default_weights(query.lang)) if ranker == "default" else None
-        lm = measure(query, [c for c in chosen if short is None or c.quote.id in short], scorer=scorer, pool=pool)
+        with RERANKING:
+            lm = measure(query, [c for c in chosen if short is None or c.quote.id in short], scorer=scorer,
+                         pool=pool)
         by_id = {m.quote.id: m for m in lm}
         measured = [by_id.get(m.quote.id, m) for m in plain]
     if records is not None:
