@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Iterable, Sequence
+from typing import Collection, Iterable
 
 import numpy as np
 
@@ -88,7 +88,8 @@ class LexicalIndex:
         with self._lock:
             return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
 
-    def search(self, text: str, *, k: int = 10, allowed: Sequence[str] | set[str] | None = None) -> list[tuple[str, float]]:
+    def search(self, text: str, *, k: int = 10,
+               allowed: Collection[str] | None = None) -> list[tuple[str, float]]:
         """The ``k`` best-scoring quotes (only ids in ``allowed`` when given), best first, positive scores only."""
         scores = self.scores(text)
         if allowed is not None:

@@ -65,6 +65,7 @@ class Retriever:
         self.dense = dense
         self._lock = threading.Lock()
         self._indexes: dict[type, tuple[int, Any]] = {}  # index class -> (catalog revision, index)
+        self._allowed: dict[tuple[str, str, str], tuple[int, frozenset[str]]] = {}  # filters -> (revision, ids)
 
     def _current(self, make: type[T]) -> T:
         """The index ``make(quotes)`` of the catalog at its current revision (rebuilt when the catalog changes)."""
@@ -84,6 +85,22 @@ class Retriever:
     def authors(self) -> AuthorIndex:
         """The catalog's authors at its current revision (to spot the ones a paragraph names)."""
         return self._current(AuthorIndex)
+
+    def _ids(self, filters: Filters) -> frozenset[str] | None:
+        """The ids the filters allow (None: every quote), kept per catalog revision: the paragraph's language is
+        a filter of nearly every request, and reading ~35,000 ids costs tens of milliseconds."""
+        if not has_filters(filters):
+            return None
+        key = (filters.author, filters.lang, filters.topic)
+        revision = self.catalog.revision
+        cached = self._allowed.get(key)
+        if cached is None or cached[0] != revision:
+            ids = frozenset(self.catalog.ids(author=filters.author, lang=filters.lang, topic=filters.topic))
+            with self._lock:
+                if len(self._allowed) >= 64:  # (authors and topics vary; languages are few)
+                    self._allowed.clear()
+                self._allowed[key] = cached = (revision, ids)
+        return cached[1]
 
     def _spaces(self, text: str, filters: Filters) -> list[tuple[Embedder, Filters, str]]:
         """``(model, filters, language left out)`` for each vector space a search must cover: one, except for a
@@ -137,9 +154,7 @@ class Retriever:
         named = [self._dense(text, k=k, filters=replace(filters, author=a), query=True, memo=memo)[0]
                  for a in authors]
         named_hits = [c for rank in zip_longest(*named) for c in rank if c is not None][:k]
-        allowed = set(self.catalog.ids(author=filters.author, lang=filters.lang, topic=filters.topic)) \
-            if has_filters(filters) else None
-        hits = self.lexical.search(text, k=k, allowed=allowed)
+        hits = self.lexical.search(text, k=k, allowed=self._ids(filters))
         quotes = {q.id: q for q in self.catalog.get([i for i, _ in hits])}
         lexical = tuple(Candidate(quotes[i], s, retriever="bm25") for i, s in hits if i in quotes)
         cosine = {c.quote.id: c.similarity for c in [*dense, *named_hits]}
