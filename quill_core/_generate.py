@@ -261,23 +261,27 @@ class TransformersGenerator:
     def _shared_prefix(self, model: PreTrainedModel, ids: torch.Tensor) -> Any:
         """A copy of the KV cache of the tokens this prompt shares with the previous ones, or None. The drafts of
         one insertion share most of their prompt (instructions, example, paragraph, quote): the shared part is
-        computed once and every later draft only reads its own last lines (called under the lock)."""
+        computed once and every later draft only reads its own last lines. A prompt that shares more with the
+        previous one than the kept cache covers (the next insertion's paragraph after the instructions) extends the
+        cache from where it ends (called under the lock)."""
         import copy
 
         import torch
 
         tokens = tuple(ids[0].tolist())
-        if self._prefix is not None:
-            shared = self._prefix[0]
-            if len(shared) < len(tokens) and tokens[: len(shared)] == shared:
-                return copy.deepcopy(self._prefix[1])
         last, self._last = self._last, tokens
-        n = next((i for i, (a, b) in enumerate(zip(last, tokens)) if a != b), min(len(last), len(tokens)))
-        n = min(n, len(tokens) - 1)  # the model must read at least the prompt's last token
-        if n < SHARED_PREFIX_MIN:
-            return None
+        n = min(next((i for i, (a, b) in enumerate(zip(last, tokens)) if a != b), min(len(last), len(tokens))),
+                len(tokens) - 1)  # the model must read at least the prompt's last token
+        kept, cache = self._prefix or ((), None)
+        starts = 0 < len(kept) < len(tokens) and tokens[: len(kept)] == kept
+        if n < (len(kept) if starts else 0) + SHARED_PREFIX_MIN:  # not enough newly shared to be worth a pass
+            return copy.deepcopy(cache) if starts else None
         with torch.inference_mode():
-            cache = model(input_ids=ids[:, :n], use_cache=True).past_key_values
+            if starts:  # continue the kept cache over the newly shared tokens
+                cache = model(input_ids=ids[:, len(kept):n], past_key_values=copy.deepcopy(cache),
+                              use_cache=True).past_key_values
+            else:
+                cache = model(input_ids=ids[:, :n], use_cache=True).past_key_values
         self._prefix = (tokens[:n], cache)
         return copy.deepcopy(cache)
 

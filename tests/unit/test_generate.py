@@ -176,9 +176,10 @@ def test_consecutive_prompts_share_the_kv_cache_of_their_common_start(monkeypatc
     forwards = []
 
     class Model:
-        def __call__(self, input_ids, use_cache):
+        def __call__(self, input_ids, use_cache, past_key_values=None):
             forwards.append(input_ids.shape[1])
-            return type("Out", (), {"past_key_values": {"tokens": input_ids.shape[1]}})()
+            seen = (past_key_values or {"tokens": 0})["tokens"]
+            return type("Out", (), {"past_key_values": {"tokens": seen + input_ids.shape[1]}})()
 
     gen = TransformersGenerator(lambda: (Model(), None), name="fake")
     common = list(range(10))
@@ -188,3 +189,9 @@ def test_consecutive_prompts_share_the_kv_cache_of_their_common_start(monkeypatc
     again = gen._shared_prefix(Model(), torch.tensor([common + [70]]))
     assert forwards == [10] and again == first and again is not gen._prefix[1]  # reused, as a copy
     assert gen._shared_prefix(Model(), torch.tensor([[99] * 12])) is None  # a different prompt: nothing shared
+    # the next insertion shares the instructions (the kept cache) and then a longer start of its own: the kept
+    # cache is reused, then extended over the newly shared tokens only
+    paragraph = list(range(20, 30))
+    assert gen._shared_prefix(Model(), torch.tensor([common + paragraph + [1]])) == first and forwards == [10]
+    longer = gen._shared_prefix(Model(), torch.tensor([common + paragraph + [2]]))
+    assert forwards == [10, 10] and longer == {"tokens": 20}
