@@ -158,7 +158,7 @@ def order(measurements: Sequence[Measurement], *, ranker: str = "default", weigh
     spec = get_ranker(ranker)
     w = weights or default_weights(lang)
     note = "" if weights is not None else unweighted_lm_note(lang)
-    short = shortlist(measurements, w) if ranker == "default" else None
+    pre, short = _shortlist(measurements, w, ranker)
     keyed = []
     for rank, m in enumerate(measurements):
         breakdown = criteria(m, w)
@@ -167,24 +167,22 @@ def order(measurements: Sequence[Measurement], *, ranker: str = "default", weigh
         s = Suggestion(quote=m.quote, score=float(spec.score(m, rank, breakdown)), breakdown=breakdown,
                        similarity=m.cosine or 0.0, why=why(breakdown))
         # the default ranker: the shortlist by its total, then the rest by the criteria without the LM
-        keyed.append(((0, -s.score) if short is None or m.quote.id in short else (1, -_without_lm(m, w)), s))
+        keyed.append(((0, -s.score) if pre is None or m.quote.id in short else (1, -pre[m.quote.id]), s))
     keyed.sort(key=lambda item: item[0])  # stable
     return [s for _, s in keyed]
 
 
-def _without_lm(m: Measurement, w: Weights) -> float:
-    """The total of the criteria the LM does not measure (novelty is left out too: its perplexity may come from
-    the LM or from the knowledge base's cache, and the shortlist must not depend on which)."""
-    return total(c for c in criteria(replace(m, passage=None, baseline=None), w) if c.name not in _LM_DERIVED)
-
-
-def shortlist(measurements: Sequence[Measurement], weights: Weights) -> set[str]:
-    """The ids of the :data:`LM_SHORTLIST` candidates the default ranker measures with the LM: the best by the
-    criteria the LM does not measure (all of them when those criteria carry no weight)."""
-    if not any(getattr(weights, f) > 0 for f in weights.as_dict() if f not in _LM_DERIVED):
-        return {m.quote.id for m in measurements}
-    ranked = sorted(measurements, key=lambda m: -_without_lm(m, weights))  # stable: retrieval order breaks ties
-    return {m.quote.id for m in ranked[:LM_SHORTLIST]}
+def _shortlist(measurements: Sequence[Measurement], w: Weights,
+               ranker: str) -> tuple[dict[str, float], set[str]] | tuple[None, None]:
+    """For the default ranker: each candidate's total of the criteria the LM does not measure, and the ids of the
+    :data:`LM_SHORTLIST` best by it (the ones measured with the LM). ``(None, None)`` for another ranker or when
+    those criteria carry no weight: every candidate is measured. Novelty is left out too: its perplexity may come
+    from the LM or from the knowledge base's cache, and the shortlist must not depend on which."""
+    if ranker != "default" or not any(getattr(w, f) > 0 for f in w.as_dict() if f not in _LM_DERIVED):
+        return None, None
+    pre = {m.quote.id: total(c for c in criteria(replace(m, passage=None, baseline=None), w)
+                             if c.name not in _LM_DERIVED) for m in measurements}
+    return pre, set(sorted(pre, key=lambda i: -pre[i])[:LM_SHORTLIST])  # stable: retrieval order breaks ties
 
 
 # -- the stages ----------------------------------------------------------------------------------------------------
@@ -220,7 +218,7 @@ def suggest(query: Query, *, retriever: Retriever, scorer: Scorer | None = None,
         preview(order(plain, ranker="hybrid", lang=query.lang)[:k])
     measured = plain
     if spec.needs_lm and scorer is not None:
-        short = shortlist(plain, w or default_weights(query.lang)) if ranker == "default" else None
+        _, short = _shortlist(plain, w or default_weights(query.lang), ranker)
         with RERANKING:
             lm = measure(query, [c for c in chosen if short is None or c.quote.id in short], scorer=scorer,
                          pool=pool)

@@ -127,7 +127,7 @@ class Retriever:
             vector = memo[id(model)]
             vectors.append(vector)
             lists.append(self.dense.search(vector, k=k, filters=space_filters, exclude_lang=exclude))
-        hits = [hit for rank in zip_longest(*lists) for hit in rank if hit is not None][:k]
+        hits = _interleave(lists, k)
         quotes = {q.id: q for q in self.catalog.get([i for i, _ in hits])}
         found = [Candidate(quote=quotes[i], similarity=s) for i, s in hits if i in quotes]
         if len(vectors) == 1:
@@ -153,7 +153,7 @@ class Retriever:
         authors = () if filters.author else self.authors.named_in(query.before, query.after)
         named = [self._dense(text, k=k, filters=replace(filters, author=a), query=True, memo=memo)[0]
                  for a in authors]
-        named_hits = [c for rank in zip_longest(*named) for c in rank if c is not None][:k]
+        named_hits = _interleave(named, k)
         hits = self.lexical.search(text, k=k, allowed=self._ids(filters))
         quotes = {q.id: q for q in self.catalog.get([i for i, _ in hits])}
         lexical = tuple(Candidate(quotes[i], s, retriever="bm25") for i, s in hits if i in quotes)
@@ -165,6 +165,11 @@ class Retriever:
             stored.update(zip([q.id for q in unstored], self.embedder.embed_batch([q.text for q in unstored])))
         cosine.update({q.id: float(stored[q.id] @ vector_for(q)) for q in missing})
         return Pool(dense=tuple(dense), lexical=lexical, cosine=cosine, named=tuple(named_hits), authors=authors)
+
+
+def _interleave(lists: Sequence[Sequence[T]], k: int) -> list[T]:
+    """The first ``k`` items of several ranked lists taken in turn (first of each, then second of each, ...)."""
+    return [item for rank in zip_longest(*lists) for item in rank if item is not None][:k]
 
 
 # -- dense indexes -------------------------------------------------------------------------------------------------
