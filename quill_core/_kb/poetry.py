@@ -1,8 +1,8 @@
 """Chinese quotations from the npm package ``chinese-poetry`` 2.0.1 (MIT): a starter selection, a large one, and
-the full poems and chapters as source texts. The ``chinese`` tier (:mod:`quill_core._kb.tiers`) imports the starter
-selection and stores its poems and chapters as the source ``chinese-poetry`` (:func:`starter_selection`,
-:func:`store_source_texts`), where verification and provenance find a quote (王勃《杜少府之任蜀州》); the large
-selection is not wired in yet.
+the full poems and chapters as source texts. The ``starter`` and ``chinese`` tiers (:mod:`quill_core._kb.tiers`)
+import the starter selection and store its poems and chapters as the source ``chinese-poetry``
+(:func:`starter_selection`, :func:`store_source_texts`), where verification and provenance find a quote
+(王勃《杜少府之任蜀州》); the ``large`` tier imports the large selection (its poems are not stored as sources).
 
 The package (85 MB tgz, 362 MB unpacked, 2,248 files) is fetched once by :func:`fetch_package` into
 ``QUILL_HOME/downloads/`` with ``npm pack`` and checked against npm's integrity hash :data:`INTEGRITY`; its JSON

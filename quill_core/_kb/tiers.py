@@ -301,7 +301,8 @@ def _spam_filter(rows: list[Row]) -> list[Row | RejectedRow]:
 
 def build_tier(kb: KnowledgeBase, tier: str = "starter", *, home: Path | None = None,
                progress: Progress | None = None) -> ImportReport:
-    """Build a tier (:data:`TIERS`) into ``kb``, atomically; re-building changes nothing.
+    """Build a tier (:data:`TIERS`) into ``kb``, each part (English, Chinese) atomically; re-building changes
+    nothing.
 
     The report counts every source; rows left out by the tier's quality filter are reported as rejected with a
     reason starting ``"filtered: "``. The ``chinese`` tier downloads its package once into ``home/downloads``."""
