@@ -124,6 +124,14 @@ def _idle(page) -> None:
     page.wait_for_timeout(300)
 
 
+def _load_sample(page, button: str, area: str, expected: str) -> None:
+    """Click a sample button and wait until its text is in the text area (a click during the rerun reads it empty)."""
+    page.locator(f".st-key-{button} button").click()
+    _idle(page)
+    page.wait_for_function(f"() => (document.querySelector('.st-key-{area} textarea') || {{}}).value?.includes("
+                           f"{expected!r})", timeout=SLOW_MS)
+
+
 def _shoot(page, name: str) -> None:
     """A screenshot of the whole page (Streamlit scrolls inside its main block, so grow the viewport first)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -178,11 +186,8 @@ def test_write_suggest_insert_and_every_page(server, open_page):
     page.get_by_role("link", name="Verify").click()
     page.get_by_role("heading", name="Verify").wait_for()
     _idle(page)
-    page.locator(".st-key-sample_draft button").click()
-    _idle(page)
     # the check must not start before the sample reached the text area (else it reads an empty draft)
-    page.wait_for_function("() => (document.querySelector('.st-key-draft textarea') || {}).value?.includes('Roosevelt')",
-                           timeout=SLOW_MS)
+    _load_sample(page, "sample_draft", "draft", "Roosevelt")
     page.locator(".st-key-verify_run button").click()
     page.locator(".st-key-ver-0").wait_for()
     _idle(page)
@@ -218,10 +223,7 @@ def test_chinese_sample_gives_chinese_suggestions_and_any_language_is_one_click_
     page.get_by_role("link", name="Write").click()
     page.get_by_role("heading", name="Write").wait_for()
     _idle(page)
-    page.locator(".st-key-sample_zh button").click()
-    _idle(page)
-    page.wait_for_function("() => (document.querySelector('.st-key-paragraph textarea') || {}).value?.includes('以后')",
-                           timeout=SLOW_MS)
+    _load_sample(page, "sample_zh", "paragraph", "以后")
     page.locator(".st-key-suggest button").click()
     page.locator(".st-key-card-0").wait_for()
     _idle(page)
